@@ -1,0 +1,65 @@
+package aio
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+)
+
+// The errors of gaio, by the same names. Each is returned as the variable
+// itself, never wrapped, so comparisons with == written for gaio keep
+// working; unlike gaio's, they also answer errors.Is for the standard
+// sentinel they stand for.
+var (
+	// ErrUnsupported reports a connection that cannot be delegated: nil,
+	// not a pointer, or without a descriptor (no syscall.Conn, as with a
+	// *tls.Conn or a net.Pipe end). errors.Is(ErrUnsupported,
+	// errors.ErrUnsupported) holds.
+	ErrUnsupported error = &sentinel{msg: "unsupported connection type", is: errors.ErrUnsupported}
+	// ErrNoRawConn is kept for compatibility with gaio; gale never returns
+	// it (a connection without a descriptor gets ErrUnsupported).
+	ErrNoRawConn = errors.New("net.Conn does not implement syscall.Conn")
+	// ErrWatcherClosed reports a call on a closed Watcher. It matches
+	// net.ErrClosed.
+	ErrWatcherClosed error = &sentinel{msg: "watcher closed", is: net.ErrClosed}
+	// ErrPollerClosed is returned by SetPollerAffinity after Close. It
+	// matches net.ErrClosed.
+	ErrPollerClosed error = &sentinel{msg: "poller closed", is: net.ErrClosed}
+	// ErrConnClosed completes the requests still pending on a connection
+	// when it is released by Free or Detach. It matches net.ErrClosed and
+	// io.ErrClosedPipe (what gaio returned in that case).
+	ErrConnClosed error = &sentinel{msg: "connection closed", is: net.ErrClosed, is2: io.ErrClosedPipe}
+	// ErrDeadline is os.ErrDeadlineExceeded itself: a request that did not
+	// complete before its deadline. It is a net.Error whose Timeout is true.
+	ErrDeadline = os.ErrDeadlineExceeded
+	// ErrEmptyBuffer reports a Write, WriteTimeout or ReadFull with an empty
+	// buffer.
+	ErrEmptyBuffer = errors.New("empty buffer")
+	// ErrCPUID reports a CPU number outside [0, runtime.NumCPU()).
+	ErrCPUID = errors.New("no such core")
+)
+
+// sentinel is an error value that also matches the standard errors it
+// stands for.
+type sentinel struct {
+	msg string
+	is  error
+	is2 error
+}
+
+func (e *sentinel) Error() string { return e.msg }
+
+func (e *sentinel) Is(target error) bool {
+	return target == e.is || (e.is2 != nil && target == e.is2)
+}
+
+// opError wraps a failure of op on c once, the way package net does:
+// *net.OpError around *os.SyscallError around the errno.
+func (c *conn) opError(op string, err error) error {
+	if errno, ok := err.(syscall.Errno); ok {
+		err = os.NewSyscallError(op, errno)
+	}
+	return &net.OpError{Op: op, Net: c.network, Source: c.laddr, Addr: c.raddr, Err: err}
+}

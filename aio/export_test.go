@@ -1,0 +1,63 @@
+package aio
+
+import (
+	"sync"
+	"time"
+
+	"github.com/galeio/gale/internal/loop"
+)
+
+// ManualClock is a clock that moves only when a test advances it.
+type ManualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewManualClock returns a clock standing at start.
+func NewManualClock(start time.Time) *ManualClock { return &ManualClock{now: start} }
+
+// Now returns the clock's time.
+func (c *ManualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *ManualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// NewWatcherClock returns a watcher whose loops read time from clock.
+func NewWatcherClock(cfg Config, clock *ManualClock) (*Watcher, error) {
+	cfg.clock = clock
+	return NewWatcherConfig(cfg)
+}
+
+// Poke makes every loop run an iteration, so timers see a clock that was
+// advanced, and waits until each has.
+func (w *Watcher) Poke() {
+	var wg sync.WaitGroup
+	for _, lp := range w.loops {
+		wg.Add(1)
+		if lp.l.Post(loop.Func(func(*loop.Loop) { wg.Done() })) != nil {
+			wg.Done()
+		}
+	}
+	wg.Wait()
+}
+
+// Timers returns the number of timers scheduled on the loops. It waits for
+// each loop to answer.
+func (w *Watcher) Timers() int {
+	n := 0
+	for _, lp := range w.loops {
+		ch := make(chan int, 1)
+		if lp.l.Post(loop.Func(func(l *loop.Loop) { ch <- l.Timers() })) == nil {
+			n += <-ch
+		}
+	}
+	return n
+}

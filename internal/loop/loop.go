@@ -1,0 +1,195 @@
+package loop
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/galeio/gale/internal/poller"
+)
+
+// ErrStopped is returned by Post after Stop.
+var ErrStopped = errors.New("loop stopped")
+
+// Config configures a Loop.
+type Config struct {
+	// Provider lends buffers to receives submitted without one.
+	Provider poller.Provider
+	// Clock tells the time; nil means the wall clock.
+	Clock Clock
+	// Flush, if set, runs on the loop goroutine at the end of every
+	// iteration, before the loop sleeps: the place to hand out the
+	// iteration's results in one batch.
+	Flush func()
+	// Open creates the backend; nil means poller.Open. Tests inject faults
+	// through it.
+	Open func(poller.Provider) (poller.Backend, error)
+}
+
+// Loop is one event loop. See the package documentation for which methods
+// are safe from other goroutines.
+type Loop struct {
+	be     poller.Backend
+	clock  Clock
+	flush  func()
+	tasks  taskQueue
+	spare  []Task
+	timers timerHeap
+	slots  slotTable
+	now    time.Time
+
+	sleeping atomic.Bool // the loop is in, or about to enter, Wait
+	wakeSig  atomic.Bool // a wake-up was sent since the loop last woke
+	dispatch func(*poller.Completion)
+	exiting  bool
+	done     chan struct{}
+	stopOnce sync.Once
+	fault    error // the backend error that ended the loop, if any
+}
+
+// New creates a loop and its backend. Start runs it.
+func New(cfg Config) (*Loop, error) {
+	open := cfg.Open
+	if open == nil {
+		open = poller.Open
+	}
+	be, err := open(cfg.Provider)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loop{be: be, clock: cfg.Clock, flush: cfg.Flush, done: make(chan struct{})}
+	if l.clock == nil {
+		l.clock = wallClock{}
+	}
+	l.dispatch = l.complete
+	l.now = l.clock.Now()
+	return l, nil
+}
+
+// Start runs the loop on a new goroutine.
+func (l *Loop) Start() { go l.run() }
+
+// Post hands t to the loop. It fails with ErrStopped once Stop was called;
+// t then never runs. Safe from any goroutine.
+func (l *Loop) Post(t Task) error {
+	if !l.tasks.push(t, false) {
+		return ErrStopped
+	}
+	l.wake()
+	return nil
+}
+
+func (l *Loop) wake() {
+	if l.sleeping.Load() && l.wakeSig.CompareAndSwap(false, true) {
+		l.be.Wake()
+	}
+}
+
+// Stop runs final on the loop after every task posted before it, ends the
+// loop and releases its backend. It waits until the loop goroutine has
+// returned. Later calls only wait. Safe from any goroutine, but not from
+// the loop goroutine itself.
+func (l *Loop) Stop(final func(*Loop)) {
+	l.stopOnce.Do(func() {
+		l.tasks.push(Func(func(l *Loop) {
+			if final != nil {
+				final(l)
+			}
+			l.exiting = true
+		}), true)
+		l.wake()
+	})
+	<-l.done
+}
+
+// Done is closed when the loop goroutine has returned.
+func (l *Loop) Done() <-chan struct{} { return l.done }
+
+// Err returns the backend error that ended the loop, if one did.
+func (l *Loop) Err() error {
+	<-l.done
+	return l.fault
+}
+
+// Now returns the time read at the start of the current iteration. Loop
+// goroutine only.
+func (l *Loop) Now() time.Time { return l.now }
+
+// Backend returns the loop's backend, for submitting operations. Loop
+// goroutine only.
+func (l *Loop) Backend() poller.Backend { return l.be }
+
+// Attach adds fd to the backend under a new tag whose completions go to o.
+// Loop goroutine only.
+func (l *Loop) Attach(fd int, stream bool, o Owner) (poller.Tag, error) {
+	tag := l.slots.alloc(o)
+	if err := l.be.Add(fd, tag, stream); err != nil {
+		l.slots.release(tag)
+		return 0, err
+	}
+	return tag, nil
+}
+
+// Release removes tag from the backend and frees its slot; completions
+// still in flight for it are dropped. The caller closes the descriptor.
+// Loop goroutine only.
+func (l *Loop) Release(tag poller.Tag) error {
+	if l.slots.lookup(tag) == nil {
+		return nil
+	}
+	l.slots.release(tag)
+	return l.be.Remove(tag)
+}
+
+// Conns returns the number of attached descriptors. Loop goroutine only.
+func (l *Loop) Conns() int { return l.slots.used }
+
+// Timers returns the number of scheduled timers. Loop goroutine only.
+func (l *Loop) Timers() int { return len(l.timers) }
+
+func (l *Loop) complete(c *poller.Completion) {
+	if o := l.slots.lookup(c.Tag); o != nil {
+		o.Complete(l, c)
+	}
+}
+
+func (l *Loop) run() {
+	defer close(l.done)
+	defer l.be.Close()
+	for {
+		l.runTasks()
+		l.fireTimers(l.now)
+		if l.flush != nil {
+			l.flush()
+		}
+		if l.exiting {
+			return
+		}
+		timeout := l.timeout(l.now)
+		l.sleeping.Store(true)
+		if l.tasks.pending() {
+			timeout = 0
+		}
+		err := l.be.Wait(timeout, l.dispatch)
+		l.sleeping.Store(false)
+		l.wakeSig.Store(false)
+		l.now = l.clock.Now()
+		if err != nil {
+			l.fault = err
+			l.tasks.push(nil, true) // refuse further posts
+			return
+		}
+	}
+}
+
+func (l *Loop) runTasks() {
+	batch := l.tasks.drain(l.spare)
+	for i, t := range batch {
+		if t != nil {
+			t.Run(l)
+		}
+		batch[i] = nil
+	}
+	l.spare = batch[:0]
+}

@@ -1,0 +1,113 @@
+//go:build darwin || dragonfly || freebsd || netbsd || openbsd
+
+package poller
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// kqueue is the BSD and macOS readiness notifier. It builds and vets in CI
+// but cannot run there (the machines are Linux): treat it as unverified.
+//
+// Kevent's udata field is pointer-typed, and a Tag stored in it would look
+// like a bad pointer to the garbage collector, so events carry the
+// descriptor (ident) and tags is a table from descriptor to Tag. A stale
+// event for a descriptor number that was closed and reused within one batch
+// can at worst cause one read or write that returns EAGAIN.
+type kqueue struct {
+	kq     int
+	tags   []Tag // by descriptor; 0 when unregistered
+	events []unix.Kevent_t
+}
+
+const wakeIdent = 0 // EVFILT_USER identifier of the wake-up event
+
+// Open returns the BSD backend: kqueue(2) with completions emulated by
+// non-blocking system calls.
+func Open(p Provider) (Backend, error) {
+	kq, err := unix.Kqueue()
+	if err != nil {
+		return nil, os.NewSyscallError("kqueue", err)
+	}
+	unix.CloseOnExec(kq)
+	k := &kqueue{kq: kq, events: make([]unix.Kevent_t, 128)}
+	ev := []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Flags: unix.EV_ADD | unix.EV_CLEAR}}
+	if _, err := unix.Kevent(kq, ev, nil, nil); err != nil {
+		unix.Close(kq)
+		return nil, os.NewSyscallError("kevent", err)
+	}
+	return newEmul(k, p), nil
+}
+
+func (k *kqueue) add(fd int, tag Tag) error {
+	for fd >= len(k.tags) {
+		k.tags = append(k.tags, 0)
+	}
+	k.tags[fd] = tag
+	ch := make([]unix.Kevent_t, 2)
+	unix.SetKevent(&ch[0], fd, unix.EVFILT_READ, unix.EV_ADD|unix.EV_CLEAR)
+	unix.SetKevent(&ch[1], fd, unix.EVFILT_WRITE, unix.EV_ADD|unix.EV_CLEAR)
+	if _, err := unix.Kevent(k.kq, ch, nil, nil); err != nil {
+		k.tags[fd] = 0
+		return os.NewSyscallError("kevent", err)
+	}
+	return nil
+}
+
+func (k *kqueue) del(fd int) error {
+	if fd < len(k.tags) {
+		k.tags[fd] = 0
+	}
+	ch := make([]unix.Kevent_t, 2)
+	unix.SetKevent(&ch[0], fd, unix.EVFILT_READ, unix.EV_DELETE)
+	unix.SetKevent(&ch[1], fd, unix.EVFILT_WRITE, unix.EV_DELETE)
+	if _, err := unix.Kevent(k.kq, ch, nil, nil); err != nil && err != unix.ENOENT {
+		return os.NewSyscallError("kevent", err)
+	}
+	return nil
+}
+
+func (k *kqueue) wait(msec int, evs []event) ([]event, error) {
+	var ts *unix.Timespec
+	if msec >= 0 {
+		t := unix.NsecToTimespec(int64(msec) * 1e6)
+		ts = &t
+	}
+	n, err := unix.Kevent(k.kq, nil, k.events, ts)
+	if err == unix.EINTR {
+		return evs, nil
+	}
+	if err != nil {
+		return evs, os.NewSyscallError("kevent", err)
+	}
+	for i := range n {
+		e := &k.events[i]
+		if e.Filter == unix.EVFILT_USER {
+			continue
+		}
+		fd := int(e.Ident)
+		if fd >= len(k.tags) || k.tags[fd] == 0 {
+			continue
+		}
+		failed := e.Flags&(unix.EV_EOF|unix.EV_ERROR) != 0
+		evs = append(evs, event{
+			tag:      k.tags[fd],
+			readable: e.Filter == unix.EVFILT_READ || failed,
+			writable: e.Filter == unix.EVFILT_WRITE || failed,
+		})
+	}
+	if n == len(k.events) && n < 4096 {
+		k.events = make([]unix.Kevent_t, 2*n)
+	}
+	return evs, nil
+}
+
+func (k *kqueue) wake() error {
+	ev := []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Fflags: unix.NOTE_TRIGGER}}
+	_, err := unix.Kevent(k.kq, ev, nil, nil)
+	return err
+}
+
+func (k *kqueue) close() error { return unix.Close(k.kq) }

@@ -1,0 +1,108 @@
+// Package poller is gale's I/O backend: it turns a descriptor's readiness, or
+// a kernel's completion queue, into completions of the operations a loop
+// submitted.
+//
+// # Backend contract
+//
+// A Backend is owned by one loop goroutine. Every method except Wake must be
+// called from that goroutine only. The contract is completion-shaped, so that
+// a readiness backend (epoll, kqueue) and a completion backend (io_uring) are
+// interchangeable under internal/loop:
+//
+//   - Open(p) creates the backend. p supplies the buffers of receives
+//     submitted with a nil buffer, at the moment data arrives.
+//   - Add(fd, tag, stream) starts tracking fd under tag. No I/O happens yet.
+//     stream reports a SOCK_STREAM socket.
+//   - Remove(tag) stops tracking. An operation still in flight ends with no
+//     completion; the caller closes fd afterwards.
+//   - Recv(tag, buf) submits one receive: into buf, or into a buffer from the
+//     Provider when buf is nil. It completes once, with the first data, a
+//     zero-byte read (end of file on a stream), or an error.
+//   - Send(tag, bufs) submits a send of every byte of bufs, in order. It
+//     completes once: when all bytes are written, or with the count written
+//     before an error. bufs and their contents must stay unchanged until then.
+//   - Cancel(tag, op) ends an operation in flight: it completes with ECANCELED
+//     and the progress made so far, unless it completed first.
+//   - Wait(timeout, fn) blocks until at least one completion is ready, Wake is
+//     called, or timeout passes (a negative timeout waits for ever), then
+//     calls fn once for every ready completion, in order. fn may submit more
+//     operations; their completions are delivered by this or the next Wait.
+//   - Wake makes a blocked or the next Wait return. Safe from any goroutine.
+//   - Close releases the backend. Descriptors still added are not closed.
+//
+// At most one Recv and one Send may be in flight per tag. A completion's Err
+// is the raw errno (0 on success): EAGAIN never escapes, ECANCELED marks a
+// cancelled operation and ENOBUFS a nil-buffer receive for which the Provider
+// had no space; the caller resubmits it when space is back.
+//
+// Kernel-visible data (the epoll event's data word, io_uring's user_data)
+// carries a Tag, a slot index and a generation number, never a Go pointer;
+// events whose generation is stale are dropped.
+package poller
+
+import (
+	"syscall"
+	"time"
+)
+
+// Tag names an owner of operations: a slot index in the loop's table and the
+// slot's generation, which changes every time the slot is reused.
+type Tag uint64
+
+// MakeTag packs slot and gen into a Tag.
+func MakeTag(slot, gen uint32) Tag { return Tag(gen)<<32 | Tag(slot) }
+
+// Slot returns the slot index of t.
+func (t Tag) Slot() uint32 { return uint32(t) }
+
+// Gen returns the generation of t.
+func (t Tag) Gen() uint32 { return uint32(t >> 32) }
+
+// Op is the kind of an operation.
+type Op uint8
+
+// Operations a backend carries out.
+const (
+	OpRecv Op = 1 + iota
+	OpSend
+)
+
+// Completion is the single result of one submitted operation. It is valid
+// only during the callback that receives it.
+type Completion struct {
+	Tag Tag
+	Op  Op
+	// N is the number of bytes moved, including the progress made before an
+	// error or a cancellation.
+	N int
+	// Err is the raw errno, 0 on success.
+	Err syscall.Errno
+	// Buf holds the received bytes of a receive (len(Buf) == N).
+	Buf []byte
+	// BufID is the Provider's identifier of Buf for a nil-buffer receive,
+	// and -1 otherwise.
+	BufID int
+}
+
+// Provider lends buffers to receives submitted without one. Both methods are
+// called on the loop goroutine.
+type Provider interface {
+	// Provide returns free space to receive into and its identifier, or a
+	// nil buffer when there is none.
+	Provide() (buf []byte, id int)
+	// Commit records that n bytes were received at the start of the space
+	// last returned for id.
+	Commit(id, n int)
+}
+
+// Backend is the contract above; see the package documentation.
+type Backend interface {
+	Add(fd int, tag Tag, stream bool) error
+	Remove(tag Tag) error
+	Recv(tag Tag, buf []byte)
+	Send(tag Tag, bufs [][]byte)
+	Cancel(tag Tag, op Op)
+	Wait(timeout time.Duration, fn func(*Completion)) error
+	Wake() error
+	Close() error
+}
