@@ -36,9 +36,14 @@ func NewWatcherClock(cfg Config, clock *ManualClock) (*Watcher, error) {
 	return NewWatcherConfig(cfg)
 }
 
-// Poke makes every loop run an iteration, so timers see a clock that was
-// advanced, and waits until each has.
+// Poke makes every loop run two full iterations, so that timers have been
+// checked against a clock advanced before the call, and waits for them.
 func (w *Watcher) Poke() {
+	w.poke()
+	w.poke()
+}
+
+func (w *Watcher) poke() {
 	var wg sync.WaitGroup
 	for _, lp := range w.loops {
 		wg.Add(1)
