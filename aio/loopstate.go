@@ -38,16 +38,18 @@ func (lp *loopState) finish(r *request) {
 	lp.out = append(lp.out, r)
 }
 
-// flush hands the iteration's completions to WaitIO in one batch.
-func (lp *loopState) flush() {
+// flush hands the iteration's completions to WaitIO in one batch and
+// reports whether there were any.
+func (lp *loopState) flush() bool {
 	if len(lp.out) == 0 {
-		return
+		return false
 	}
 	lp.stats.completions.Add(uint64(len(lp.out)))
 	lp.stats.swapBytes.Store(int64(lp.swap.bytes()))
 	lp.w.results.push(lp.out)
 	clear(lp.out)
 	lp.out = lp.out[:0]
+	return true
 }
 
 func (lp *loopState) pending(k kind, d int64) {

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,8 +21,9 @@ type Config struct {
 	Clock Clock
 	// Flush, if set, runs on the loop goroutine at the end of every
 	// iteration, before the loop sleeps: the place to hand out the
-	// iteration's results in one batch.
-	Flush func()
+	// iteration's results in one batch. It reports whether it handed work
+	// to another goroutine.
+	Flush func() bool
 	// Open creates the backend; nil means poller.Open. Tests inject faults
 	// through it.
 	Open func(poller.Provider) (poller.Backend, error)
@@ -32,7 +34,7 @@ type Config struct {
 type Loop struct {
 	be     poller.Backend
 	clock  Clock
-	flush  func()
+	flush  func() bool
 	tasks  taskQueue
 	spare  []Task
 	timers timerHeap
@@ -157,15 +159,26 @@ func (l *Loop) complete(c *poller.Completion) {
 func (l *Loop) run() {
 	defer close(l.done)
 	defer l.be.Close()
+	yielded := false
 	for {
 		l.runTasks()
 		l.fireTimers(l.now)
-		if l.flush != nil {
-			l.flush()
-		}
 		if l.exiting {
 			return
 		}
+		handed := l.flush != nil && l.flush()
+		if handed && !yielded {
+			// The goroutine just readied (a WaitIO consumer) sits in this
+			// P's run-next slot, and would wait there while the loop
+			// blocks in the kernel until the scheduler notices. Yield so
+			// it runs now; what it submits is then found by the next
+			// iteration without a wake-up system call. Once per poll, so
+			// a steady flow of results cannot starve the backend.
+			yielded = true
+			runtime.Gosched()
+			continue
+		}
+		yielded = false
 		timeout := l.timeout(l.now)
 		l.sleeping.Store(true)
 		if l.tasks.pending() {

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// clockTick is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100
+// on every Linux architecture Go supports (proc(5)).
+const clockTick = 100
+
+// procCPU returns the CPU time (user + system) process pid has used.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; fields after it follow
+	// the last ')'. utime and stime are fields 14 and 15.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("malformed times in /proc/%d/stat", pid)
+	}
+	return time.Duration(ut+st) * time.Second / clockTick, nil
+}
+
+// procPeakRSS returns the peak resident set (VmHWM) of process pid in bytes.
+func procPeakRSS(pid int) (int64, error) {
+	return procStatus(pid, "VmHWM:")
+}
+
+// procRSS returns the resident set (VmRSS) of process pid in bytes.
+func procRSS(pid int) (int64, error) {
+	return procStatus(pid, "VmRSS:")
+}
+
+func procStatus(pid int, key string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, key); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				break
+			}
+			kb, err := strconv.ParseInt(f[0], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", key, pid)
+}
+
+// selfCPU returns the CPU time this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

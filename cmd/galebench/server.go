@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime/pprof"
+	"slices"
+	"strings"
+
+	"github.com/galeio/gale/aio"
+)
+
+// servers are the echo servers galebench can start.
+var servers = map[string]func(net.Listener) error{
+	"aio":    serveAIO,
+	"stdnet": serveStd,
+}
+
+func serverNames() []string {
+	var names []string
+	for n := range servers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func knownServer(name string) bool { _, ok := servers[name]; return ok }
+
+// cpuProfile is the -cpuprofile flag: the parent passes it to gale
+// servers, which write their profile there.
+var cpuProfile string
+
+// runServer is the child's side: listen on loopback, print the address on
+// stdout, serve until stdin closes (the parent exits or is done).
+func runServer(name, profile string) error {
+	serve, ok := servers[name]
+	if !ok {
+		return fmt.Errorf("unknown server %q", name)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	fmt.Println(ln.Addr())
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		pprof.StopCPUProfile()
+		os.Exit(0)
+	}()
+	return serve(ln)
+}
+
+// child is a running server process.
+type child struct {
+	cmd  *exec.Cmd
+	addr string
+	in   io.WriteCloser
+}
+
+func startServer(name string) (*child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"-serve", name}
+	if cpuProfile != "" && name != "stdnet" {
+		args = append(args, "-cpuprofile", cpuProfile)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		in.Close()
+		cmd.Wait()
+		return nil, fmt.Errorf("server %s did not start: %w", name, err)
+	}
+	return &child{cmd: cmd, addr: strings.TrimSpace(line), in: in}, nil
+}
+
+func (c *child) stop() error {
+	c.in.Close()
+	return c.cmd.Wait()
+}
+
+// serveStd is the standard library's echo: a goroutine per connection.
+func serveStd(ln net.Listener) error {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		go func() {
+			defer c.Close()
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := c.Read(buf)
+				if n > 0 {
+					if _, werr := c.Write(buf[:n]); werr != nil {
+						return
+					}
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+// serveAIO echoes through an aio Watcher. Reads use the swap buffer, so an
+// idle connection holds no memory; the bytes are copied into a pooled
+// buffer for the write, because swap data is valid only until the next
+// WaitIO while a write may take longer.
+func serveAIO(ln net.Listener) error {
+	w, err := aio.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	go func() {
+		var pool bufPool
+		for {
+			results, err := w.WaitIO()
+			if err != nil {
+				return
+			}
+			for _, res := range results {
+				switch {
+				case res.Error != nil:
+					if res.Operation == aio.OpWrite {
+						pool.put(res.Buffer)
+					}
+					w.Free(res.Conn)
+				case res.Operation == aio.OpRead:
+					b := pool.get(res.Size)
+					copy(b, res.Buffer[:res.Size])
+					w.Write(nil, res.Conn, b)
+				default:
+					pool.put(res.Buffer)
+					w.Read(nil, res.Conn, nil)
+				}
+			}
+		}
+	}()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		if err := w.Read(nil, c, nil); err != nil {
+			return err
+		}
+	}
+}
+
+// bufPool keeps write buffers by power-of-two size class. One goroutine
+// uses it, so it needs no lock.
+type bufPool struct{ free [18][][]byte }
+
+func class(n int) int {
+	c := 0
+	for 1<<c < n {
+		c++
+	}
+	return c
+}
+
+func (p *bufPool) get(n int) []byte {
+	c := class(n)
+	if l := len(p.free[c]); l > 0 {
+		b := p.free[c][l-1]
+		p.free[c] = p.free[c][:l-1]
+		return b[:n]
+	}
+	return make([]byte, n, 1<<c)
+}
+
+func (p *bufPool) put(b []byte) {
+	c := class(cap(b))
+	if 1<<c == cap(b) && c < len(p.free) {
+		p.free[c] = append(p.free[c], b[:0])
+	}
+}
