@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -54,8 +55,29 @@ func measure(srv string, drive func(addr string) (result, error)) (result, error
 	return r, nil
 }
 
-// pattern is the byte at stream offset i: varied, and cheap to check.
-func pattern(i int64) byte { return byte(i*7 + i>>8) }
+// patternPeriod is prime, so the pattern never lines up with write sizes.
+const patternPeriod = 65521
+
+// patternTable holds two periods of the stream pattern, so that the bytes
+// at any offset are one slice: patternAt(off, n) for n <= patternPeriod.
+var patternTable = func() []byte {
+	t := make([]byte, 2*patternPeriod)
+	x := uint32(2463534242)
+	for i := range patternPeriod {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		t[i] = byte(x)
+	}
+	copy(t[patternPeriod:], t[:patternPeriod])
+	return t
+}()
+
+// patternAt returns the n pattern bytes at stream offset off.
+func patternAt(off int64, n int) []byte {
+	i := int(off % patternPeriod)
+	return patternTable[i : i+n]
+}
 
 // stream sends 64 KiB writes over one connection for o.duration while a
 // second goroutine reads the echo back and checks every byte.
@@ -79,8 +101,8 @@ func stream(addr string, o options) (result, error) {
 				return
 			default:
 			}
-			for i := range buf {
-				buf[i] = pattern(off + int64(i))
+			for i := 0; i < chunk; {
+				i += copy(buf[i:], patternAt(off+int64(i), min(chunk-i, patternPeriod)))
 			}
 			if _, err := c.Write(buf); err != nil {
 				werr <- err
@@ -91,7 +113,7 @@ func stream(addr string, o options) (result, error) {
 		}
 	}()
 	start := time.Now()
-	buf := make([]byte, chunk)
+	buf := make([]byte, min(chunk, patternPeriod))
 	var got int64
 	deadline := start.Add(o.duration)
 	for {
@@ -103,10 +125,8 @@ func stream(addr string, o options) (result, error) {
 		}
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		n, err := c.Read(buf)
-		for i := range n {
-			if buf[i] != pattern(got+int64(i)) {
-				return result{}, fmt.Errorf("stream: byte %d is %#x, want %#x", got+int64(i), buf[i], pattern(got+int64(i)))
-			}
+		if !bytes.Equal(buf[:n], patternAt(got, n)) {
+			return result{}, fmt.Errorf("stream: the %d bytes echoed at offset %d differ from those sent", n, got)
 		}
 		got += int64(n)
 		if err != nil {
