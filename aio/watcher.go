@@ -32,7 +32,7 @@ type Config struct {
 	// in turn. Default 1: see the package documentation for why.
 	Loops int
 
-	clock loop.Clock                                     // tests: manual clock
+	clock loop.Clock                                    // tests: manual clock
 	open  func(poller.Provider) (poller.Backend, error) // tests: fault injection
 }
 
