@@ -32,7 +32,9 @@ type conn struct {
 	tag      poller.Tag
 	attached bool
 	released bool
-	index    int // position in lp.conns
+	closeErr error    // what requests get once released
+	handOff  chan int // Detach: receives the descriptor instead of closing it
+	index    int      // position in lp.conns
 	readers  reqQueue
 	writers  reqQueue
 	recvBusy bool // a receive for readers.head is in flight
@@ -143,6 +145,10 @@ func (c *conn) startWrite(l *loop.Loop) {
 
 // Complete handles a backend completion for this connection.
 func (c *conn) Complete(l *loop.Loop, p *poller.Completion) {
+	if c.released {
+		c.drain(l, p)
+		return
+	}
 	if p.Op == poller.OpSend {
 		c.sendBusy = false
 		c.sendVec[0] = nil
@@ -236,26 +242,103 @@ func (c *conn) expire(r *request) {
 	}
 }
 
-// release ends the connection: every pending request completes with err,
-// the descriptor leaves the backend and is closed.
+// release ends the connection. Requests pending on it complete with err.
+// An operation in flight is cancelled first, so that its request reports
+// the bytes it moved (a write cut short leaves its first Size bytes in the
+// stream); once nothing is in flight the descriptor leaves the backend and
+// is closed, or handed to handOff (Detach).
 func (c *conn) release(l *loop.Loop, err error) {
 	if c.released {
 		return
 	}
-	c.released = true
+	c.released, c.closeErr = true, err
 	c.cleanup.Stop()
 	c.w.unregister(c)
-	for c.readers.head != nil {
-		c.done(l, &c.readers, c.readers.head, err)
+	c.failQueued(l, &c.readers, c.recvBusy)
+	c.failQueued(l, &c.writers, c.sendBusy)
+	if c.recvBusy {
+		l.Backend().Cancel(c.tag, poller.OpRecv)
 	}
-	for c.writers.head != nil {
-		c.done(l, &c.writers, c.writers.head, err)
+	if c.sendBusy {
+		l.Backend().Cancel(c.tag, poller.OpSend)
+	}
+	c.finalize(l)
+}
+
+// failQueued completes the requests of q with closeErr, except a head
+// whose operation is in flight: its completion finishes it.
+func (c *conn) failQueued(l *loop.Loop, q *reqQueue, busy bool) {
+	r := q.head
+	if busy && r != nil {
+		r = r.next
+	}
+	for r != nil {
+		next := r.next
+		c.done(l, q, r, c.closeErr)
+		r = next
+	}
+}
+
+// drain finishes the in-flight request of a released connection with the
+// outcome of its cancelled operation: bytes that moved before the
+// cancellation took effect count, and a request they completed succeeds.
+func (c *conn) drain(l *loop.Loop, p *poller.Completion) {
+	q := &c.readers
+	if p.Op == poller.OpSend {
+		q, c.sendBusy = &c.writers, false
+	} else {
+		c.recvBusy = false
+	}
+	if r := q.head; r != nil {
+		err := c.closeErr
+		if p.Err == 0 && p.N > 0 {
+			if p.BufID >= 0 {
+				r.buf, r.chunk = p.Buf, c.lp.swap.chunks[p.BufID]
+			}
+			r.size += p.N
+			if r.kind == kRead || r.size == len(r.buf) {
+				err = nil
+			}
+		} else if p.Op == poller.OpSend {
+			r.size += p.N
+		}
+		c.done(l, q, r, err)
+	}
+	c.finalize(l)
+}
+
+// finalize removes a released connection from its loop once no operation
+// is in flight.
+func (c *conn) finalize(l *loop.Loop) {
+	if c.recvBusy || c.sendBusy || c.fd < 0 {
+		return
 	}
 	if c.attached {
 		l.Release(c.tag)
 		c.lp.removeConn(c)
 	}
-	if c.fd >= 0 {
+	if c.handOff != nil {
+		c.handOff <- c.fd
+		c.handOff = nil
+	} else {
 		sock.Close(c.fd)
 	}
+	c.fd = -1
+}
+
+// abort releases the connection at once, dropping operations in flight:
+// the loop is exiting and will deliver nothing more.
+func (c *conn) abort(l *loop.Loop) {
+	c.release(l, ErrWatcherClosed)
+	if c.fd < 0 {
+		return
+	}
+	c.recvBusy, c.sendBusy = false, false
+	if c.handOff != nil {
+		sock.Close(c.fd)
+		c.fd = -1
+		c.handOff <- -1
+		c.handOff = nil
+	}
+	c.finalize(l)
 }

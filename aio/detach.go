@@ -3,8 +3,10 @@ package aio
 import (
 	"net"
 	"os"
+	"syscall"
 
 	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/sock"
 )
 
 // Detach takes conn back from the watcher and returns it as a working
@@ -25,7 +27,7 @@ func (w *watcher) Detach(conn net.Conn) (net.Conn, error) {
 		return conn, nil
 	}
 	fds := make(chan int, 1)
-	if c.lp.l.Post(loop.Func(func(l *loop.Loop) { fds <- c.detach(l) })) != nil {
+	if c.lp.l.Post(loop.Func(func(l *loop.Loop) { c.detach(l, fds) })) != nil {
 		return nil, ErrWatcherClosed
 	}
 	var fd int
@@ -37,28 +39,50 @@ func (w *watcher) Detach(conn net.Conn) (net.Conn, error) {
 	if fd < 0 {
 		return nil, ErrConnClosed
 	}
+	return c.fileConn(fd)
+}
+
+// fileConn wraps fd, which it takes over, into a net.Conn. net.FileConn
+// applies the standard library's defaults for new TCP connections
+// (TCP_NODELAY, keep-alive); the options the socket had are put back.
+func (c *conn) fileConn(fd int) (net.Conn, error) {
+	opts := sock.SaveTCPOptions(fd)
 	f := os.NewFile(uintptr(fd), "gale-detached")
 	nc, err := net.FileConn(f) // duplicates fd, close-on-exec
 	f.Close()
 	if err != nil {
 		return nil, c.opError("detach", err)
 	}
+	if err := restore(nc, opts); err != nil {
+		nc.Close()
+		return nil, c.opError("detach", err)
+	}
 	return nc, nil
 }
 
-// detach releases c like Free but keeps its descriptor open and returns
-// it, or -1 if c was already released.
-func (c *conn) detach(l *loop.Loop) int {
+func restore(nc net.Conn, opts sock.TCPOptions) error {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var rerr error
+	if err := rc.Control(func(fd uintptr) { rerr = opts.Restore(int(fd)) }); err != nil {
+		return err
+	}
+	return rerr
+}
+
+// detach releases c like Free but hands its descriptor to fds instead of
+// closing it, once no operation is in flight; -1 if c was already released.
+func (c *conn) detach(l *loop.Loop, fds chan int) {
 	if c.released {
-		return -1
+		fds <- -1
+		return
 	}
-	if !c.attached {
-		c.released = true
-		c.cleanup.Stop()
-		return c.fd
-	}
-	fd := c.fd
-	c.fd = -1
+	c.handOff = fds
 	c.release(l, ErrConnClosed)
-	return fd
 }

@@ -118,7 +118,7 @@ func (t *resumeTask) Run(l *loop.Loop) {
 // watcher closes. Pending requests are dropped: WaitIO reports the close.
 func (lp *loopState) stop(l *loop.Loop) {
 	for len(lp.conns) > 0 {
-		lp.conns[len(lp.conns)-1].release(l, ErrWatcherClosed)
+		lp.conns[len(lp.conns)-1].abort(l)
 	}
 	lp.out = nil
 }

@@ -1,0 +1,39 @@
+//go:build unix
+
+package sock
+
+import "golang.org/x/sys/unix"
+
+// TCPOptions are the options of a TCP socket that net.FileConn resets to
+// the standard library's defaults, saved so they can be put back.
+type TCPOptions struct {
+	tcp       bool
+	noDelay   int
+	keepAlive int
+	keep      keepAliveParams
+}
+
+// SaveTCPOptions reads fd's TCP options. For a socket that is not TCP it
+// returns options whose Restore does nothing.
+func SaveTCPOptions(fd int) TCPOptions {
+	nd, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
+	if err != nil {
+		return TCPOptions{}
+	}
+	ka, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE)
+	return TCPOptions{tcp: true, noDelay: nd, keepAlive: ka, keep: saveKeepAlive(fd)}
+}
+
+// Restore sets the saved options on fd.
+func (o TCPOptions) Restore(fd int) error {
+	if !o.tcp {
+		return nil
+	}
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, o.noDelay); err != nil {
+		return err
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, o.keepAlive); err != nil {
+		return err
+	}
+	return o.keep.restore(fd)
+}
