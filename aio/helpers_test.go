@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/aio"
+	"golang.org/x/sys/unix"
 )
 
 // waitTimeout bounds every wait for a completion or a peer's data. Far
@@ -304,7 +305,7 @@ func sockoptInt(t testing.TB, c net.Conn, level, opt int) int {
 	}
 	var v int
 	var optErr error
-	if err := rc.Control(func(fd uintptr) { v, optErr = syscall.GetsockoptInt(int(fd), level, opt) }); err != nil {
+	if err := rc.Control(func(fd uintptr) { v, optErr = unix.GetsockoptInt(int(fd), level, opt) }); err != nil {
 		t.Fatalf("Control() = %v", err)
 	}
 	if optErr != nil {
