@@ -83,6 +83,10 @@ func TestReadUserBuffer(t *testing.T) {
 					tt.name, len(r.Buffer), r.Buffer, len(buf), buf)
 			}
 		}
+		// A completed request leaves no deadline timer behind.
+		if n := w.Timers(); n != 0 {
+			t.Errorf("Timers() after the reads completed = %d, want 0", n)
+		}
 	})
 }
 

@@ -154,7 +154,7 @@ func detach(t *testing.T, w *aio.Watcher, c net.Conn) net.Conn {
 	return nc
 }
 
-// TestDetach: a pending read completes with ErrConnClosed, the watcher
+// TestDetach: a pending read (with a deadline) completes with ErrConnClosed, the watcher
 // lets go of the conn, and the returned conn works both ways.
 func TestDetach(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
@@ -162,7 +162,7 @@ func TestDetach(t *testing.T) {
 		w := newWatcher(t, aio.Config{})
 		col := collect(t, w)
 		delegate(t, w, col, c, peer)
-		if err := w.Read("r", c, make([]byte, 8)); err != nil {
+		if err := w.ReadTimeout("r", c, make([]byte, 8), time.Now().Add(time.Hour)); err != nil {
 			t.Fatalf("Read = %v", err)
 		}
 		w.Poke()
@@ -172,6 +172,9 @@ func TestDetach(t *testing.T) {
 		nc := detach(t, w, c)
 		if s := w.Stats().Total(); s.Conns != 0 || s.PendingReads != 0 {
 			t.Errorf("after Detach: Stats().Total() = %+v, want no conn, nothing pending", s)
+		}
+		if n := w.Timers(); n != 0 {
+			t.Errorf("Timers() after Detach = %d, want 0: the pending read's deadline is gone", n)
 		}
 		r := waitResult(t, col)
 		if r.Error != aio.ErrConnClosed || r.Context != "r" || r.Conn != c || r.Size != 0 {

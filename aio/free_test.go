@@ -169,3 +169,14 @@ func TestSubmitAfterFree(t *testing.T) {
 		}
 	})
 }
+
+// TestFreeNil: Free of a nil conn, or a nil pointer of a conn type, is
+// refused.
+func TestFreeNil(t *testing.T) {
+	w := newWatcher(t, aio.Config{})
+	for _, c := range []net.Conn{nil, (*net.TCPConn)(nil), (*net.UnixConn)(nil)} {
+		if err := w.Free(c); err != aio.ErrUnsupported {
+			t.Errorf("Free(%#v) = %v, want ErrUnsupported", c, err)
+		}
+	}
+}
