@@ -3,10 +3,8 @@
 package poller
 
 import (
-	"syscall"
 	"time"
 
-	"github.com/galeio/gale/internal/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,8 +24,8 @@ type readiness interface {
 // event is one readiness report.
 type event struct {
 	tag      Tag
-	readable bool // data, end of file, or an error is pending
-	writable bool // send space, or an error is pending
+	readable bool // data, a connection, end of file, or an error is pending
+	writable bool // send space, a finished connect, or an error is pending
 }
 
 // emul implements Backend over a readiness notifier: an operation is tried at
@@ -43,14 +41,15 @@ type emul struct {
 	evs          []event
 }
 
-// fdState is what emul knows of one tag.
+// fdState is what emul knows of one tag: the operation in flight on each
+// side, if any.
 //
-// Invariant: drained is set only when a read proved the receive queue empty
+// Invariant: drained is set only when a receive proved the queue empty
 // (EAGAIN, or a short read on a stream) and cleared by the next readable
-// edge; while it is set a new Recv waits for the edge instead of issuing a
-// read that would fail. full is the same for the send side. Edge-triggered
-// epoll and EV_CLEAR kqueue report every arrival after the last report, so
-// no data can arrive unnoticed while a flag is set.
+// edge; while it is set a new receive waits for the edge instead of making
+// a system call that would fail. full is the same for the send side.
+// Edge-triggered epoll and EV_CLEAR kqueue report every arrival after the
+// last report, so nothing can arrive unnoticed while a flag is set.
 type fdState struct {
 	fd      int
 	tag     Tag
@@ -59,11 +58,12 @@ type fdState struct {
 	drained bool
 	full    bool
 
-	recvOn  bool
-	recvBuf []byte // nil: use the Provider
+	rop     Op     // receive side in flight: OpRecv, OpRecvFrom, OpAccept, or 0
+	recvBuf []byte // nil for OpRecv: use the Provider
 
-	sendOn   bool
+	sop      Op // send side in flight: OpSend, OpSendTo, OpConnect, or 0
 	sendBufs [][]byte
+	sendTo   unix.Sockaddr
 	sent     int // bytes of sendBufs already written
 	iov      []unix.Iovec
 }
@@ -105,17 +105,69 @@ func (e *emul) Remove(tag Tag) error {
 		return nil
 	}
 	st.live = false
-	st.recvBuf, st.sendBufs = nil, nil
+	st.recvBuf, st.sendBufs, st.sendTo = nil, nil, nil
 	clear(st.iov[:cap(st.iov)])
 	return e.rd.del(st.fd)
 }
 
-func (e *emul) Recv(tag Tag, buf []byte) {
+// submit records op on its side of tag and tries it at once unless the
+// side is known not to be ready.
+func (e *emul) submit(tag Tag, op Op) *fdState {
 	st := e.state(tag)
-	if st == nil || st.recvOn {
-		panic("poller: Recv on an unknown tag or with a receive in flight")
+	if st == nil {
+		panic("poller: operation on an unknown tag")
 	}
-	st.recvOn, st.recvBuf = true, buf
+	if op.recvSide() {
+		if st.rop != 0 {
+			panic("poller: a receive-side operation is already in flight")
+		}
+		st.rop = op
+	} else {
+		if st.sop != 0 {
+			panic("poller: a send-side operation is already in flight")
+		}
+		st.sop = op
+	}
+	return st
+}
+
+func (e *emul) Recv(tag Tag, buf []byte) {
+	st := e.submit(tag, OpRecv)
+	st.recvBuf = buf
+	e.kickRecv(st)
+}
+
+func (e *emul) RecvFrom(tag Tag, buf []byte) {
+	st := e.submit(tag, OpRecvFrom)
+	st.recvBuf = buf
+	e.kickRecv(st)
+}
+
+func (e *emul) Accept(tag Tag) {
+	e.kickRecv(e.submit(tag, OpAccept))
+}
+
+func (e *emul) Send(tag Tag, bufs [][]byte) {
+	st := e.submit(tag, OpSend)
+	st.sendBufs, st.sent = bufs, 0
+	e.kickSend(st)
+}
+
+func (e *emul) SendTo(tag Tag, buf []byte, to unix.Sockaddr) {
+	st := e.submit(tag, OpSendTo)
+	st.iov = st.iov[:0]
+	st.sendBufs, st.sendTo, st.sent = [][]byte{buf}, to, 0
+	e.kickSend(st)
+}
+
+// Connect never tries at once: SO_ERROR reads 0 while the connection is
+// still in progress. The socket was added just before, edge-triggered for
+// writability, so the edge of the finished connect cannot be missed.
+func (e *emul) Connect(tag Tag) {
+	e.submit(tag, OpConnect)
+}
+
+func (e *emul) kickRecv(st *fdState) {
 	if !st.drained {
 		if c, done := e.tryRecv(st); done {
 			e.ready = append(e.ready, c)
@@ -123,12 +175,7 @@ func (e *emul) Recv(tag Tag, buf []byte) {
 	}
 }
 
-func (e *emul) Send(tag Tag, bufs [][]byte) {
-	st := e.state(tag)
-	if st == nil || st.sendOn {
-		panic("poller: Send on an unknown tag or with a send in flight")
-	}
-	st.sendOn, st.sendBufs, st.sent = true, bufs, 0
+func (e *emul) kickSend(st *fdState) {
 	if !st.full {
 		if c, done := e.trySend(st); done {
 			e.ready = append(e.ready, c)
@@ -142,93 +189,14 @@ func (e *emul) Cancel(tag Tag, op Op) {
 		return
 	}
 	switch {
-	case op == OpRecv && st.recvOn:
-		st.recvOn, st.recvBuf = false, nil
-		e.ready = append(e.ready, Completion{Tag: tag, Op: OpRecv, Err: unix.ECANCELED, BufID: -1})
-	case op == OpSend && st.sendOn:
+	case op.recvSide() && st.rop == op:
+		st.rop, st.recvBuf = 0, nil
+		e.ready = append(e.ready, Completion{Tag: tag, Op: op, Err: unix.ECANCELED, BufID: -1})
+	case !op.recvSide() && st.sop == op:
 		n := st.sent
-		st.sendOn, st.sendBufs = false, nil
-		e.ready = append(e.ready, Completion{Tag: tag, Op: OpSend, N: n, Err: unix.ECANCELED, BufID: -1})
+		st.sop, st.sendBufs, st.sendTo = 0, nil, nil
+		e.ready = append(e.ready, Completion{Tag: tag, Op: op, N: n, Err: unix.ECANCELED, BufID: -1})
 	}
-}
-
-// tryRecv performs one read for st's receive and reports its completion;
-// done is false when the read found nothing and the receive stays parked.
-func (e *emul) tryRecv(st *fdState) (c Completion, done bool) {
-	buf, id := st.recvBuf, -1
-	if buf == nil {
-		buf, id = e.prov.Provide()
-		if buf == nil {
-			st.recvOn = false
-			return Completion{Tag: st.tag, Op: OpRecv, Err: unix.ENOBUFS, BufID: -1}, true
-		}
-	}
-	n, errno := sock.Read(st.fd, buf)
-	if errno == unix.EAGAIN {
-		st.drained = true
-		return c, false
-	}
-	// A short read on a stream emptied the receive queue; a zero-byte read
-	// (end of file) or an error will repeat at once, so it is not "drained".
-	st.drained = errno == 0 && st.stream && n > 0 && n < len(buf)
-	if id >= 0 && n > 0 {
-		e.prov.Commit(id, n)
-	}
-	st.recvOn, st.recvBuf = false, nil
-	return Completion{Tag: st.tag, Op: OpRecv, N: n, Err: errno, Buf: buf[:n], BufID: id}, true
-}
-
-// trySend writes as much of st's send as the socket takes and reports the
-// completion once everything is written or on an error; done is false while
-// the send stays parked.
-func (e *emul) trySend(st *fdState) (c Completion, done bool) {
-	for {
-		n, errno := e.write(st)
-		if errno == unix.EAGAIN {
-			st.full = true
-			return c, false
-		}
-		st.sent += n
-		if errno != 0 || st.sent == sendLen(st.sendBufs) {
-			c = Completion{Tag: st.tag, Op: OpSend, N: st.sent, Err: errno, BufID: -1}
-			st.sendOn, st.sendBufs = false, nil
-			return c, true
-		}
-		if st.stream {
-			// A short write filled the send buffer; wait for the edge.
-			st.full = true
-			return c, false
-		}
-	}
-}
-
-// write issues one write or writev for the unsent part of st's send.
-func (e *emul) write(st *fdState) (int, syscall.Errno) {
-	skip := st.sent
-	if len(st.sendBufs) == 1 {
-		return sock.Write(st.fd, st.sendBufs[0][skip:])
-	}
-	st.iov = st.iov[:0]
-	for _, b := range st.sendBufs {
-		if skip >= len(b) {
-			skip -= len(b)
-			continue
-		}
-		b = b[skip:]
-		skip = 0
-		v := unix.Iovec{Base: &b[0]}
-		v.SetLen(len(b))
-		st.iov = append(st.iov, v)
-	}
-	return sock.Writev(st.fd, st.iov)
-}
-
-func sendLen(bufs [][]byte) int {
-	n := 0
-	for _, b := range bufs {
-		n += len(b)
-	}
-	return n
 }
 
 func (e *emul) Wait(timeout time.Duration, fn func(*Completion)) error {
@@ -276,16 +244,16 @@ func (e *emul) handle(ev event, fn func(*Completion)) {
 	}
 	if ev.readable {
 		st.drained = false
-		if st.recvOn {
+		if st.rop != 0 {
 			if c, done := e.tryRecv(st); done {
 				fn(&c)
 			}
 		}
 	}
-	// fn may have removed or reused the slot.
+	// fn may have removed or reused the slot, or grown the table.
 	if st = e.state(ev.tag); st != nil && ev.writable {
 		st.full = false
-		if st.sendOn {
+		if st.sop != 0 {
 			if c, done := e.trySend(st); done {
 				fn(&c)
 			}

@@ -21,6 +21,16 @@
 //   - Send(tag, bufs) submits a send of every byte of bufs, in order. It
 //     completes once: when all bytes are written, or with the count written
 //     before an error. bufs and their contents must stay unchanged until then.
+//   - Accept(tag) submits one accept on a listening socket. It completes
+//     with N set to the new descriptor (non-blocking, close-on-exec) and
+//     From to the peer's address, or with an error such as EMFILE; the
+//     caller resubmits for the next connection.
+//   - Connect(tag) waits for the non-blocking connect(2) in progress on
+//     the tag's socket to finish. It completes with the socket's SO_ERROR
+//     as Err (0: connected).
+//   - RecvFrom(tag, buf) receives one datagram into buf (never a provided
+//     buffer), with From set to its source.
+//   - SendTo(tag, buf, to) sends buf as one datagram to to.
 //   - Cancel(tag, op) ends an operation in flight: it completes with ECANCELED
 //     and the progress made so far, unless it completed first.
 //   - Wait(timeout, fn) blocks until at least one completion is ready, Wake is
@@ -30,7 +40,8 @@
 //   - Wake makes a blocked or the next Wait return. Safe from any goroutine.
 //   - Close releases the backend. Descriptors still added are not closed.
 //
-// At most one Recv and one Send may be in flight per tag. A completion's Err
+// At most one operation of the receive side (Recv, RecvFrom, Accept) and
+// one of the send side (Send, SendTo, Connect) may be in flight per tag. A completion's Err
 // is the raw errno (0 on success): EAGAIN never escapes, ECANCELED marks a
 // cancelled operation and ENOBUFS a nil-buffer receive for which the Provider
 // had no space; the caller resubmits it when space is back.
@@ -43,6 +54,8 @@ package poller
 import (
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Tag names an owner of operations: a slot index in the loop's table and the
@@ -65,7 +78,14 @@ type Op uint8
 const (
 	OpRecv Op = 1 + iota
 	OpSend
+	OpAccept
+	OpConnect
+	OpRecvFrom
+	OpSendTo
 )
+
+// side tells which half of a descriptor an operation occupies.
+func (op Op) recvSide() bool { return op == OpRecv || op == OpAccept || op == OpRecvFrom }
 
 // Completion is the single result of one submitted operation. It is valid
 // only during the callback that receives it.
@@ -82,6 +102,9 @@ type Completion struct {
 	// BufID is the Provider's identifier of Buf for a nil-buffer receive,
 	// and -1 otherwise.
 	BufID int
+	// From is the peer of an accepted connection or the source of a
+	// datagram.
+	From unix.Sockaddr
 }
 
 // Provider lends buffers to receives submitted without one. Both methods are
@@ -101,6 +124,10 @@ type Backend interface {
 	Remove(tag Tag) error
 	Recv(tag Tag, buf []byte)
 	Send(tag Tag, bufs [][]byte)
+	Accept(tag Tag)
+	Connect(tag Tag)
+	RecvFrom(tag Tag, buf []byte)
+	SendTo(tag Tag, buf []byte, to unix.Sockaddr)
 	Cancel(tag Tag, op Op)
 	Wait(timeout time.Duration, fn func(*Completion)) error
 	Wake() error

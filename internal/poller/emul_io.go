@@ -1,0 +1,189 @@
+//go:build linux || darwin || dragonfly || freebsd || netbsd || openbsd
+
+package poller
+
+import (
+	"syscall"
+
+	"github.com/galeio/gale/internal/sock"
+	"golang.org/x/sys/unix"
+)
+
+// tryRecv performs the receive-side operation of st once and reports its
+// completion; done is false when it found nothing and stays parked.
+func (e *emul) tryRecv(st *fdState) (c Completion, done bool) {
+	switch st.rop {
+	case OpAccept:
+		c, done = e.accept(st)
+	case OpRecvFrom:
+		c, done = e.recvFrom(st)
+	default:
+		c, done = e.recv(st)
+	}
+	if done {
+		st.rop, st.recvBuf = 0, nil
+	}
+	return c, done
+}
+
+func (e *emul) recv(st *fdState) (Completion, bool) {
+	buf, id := st.recvBuf, -1
+	if buf == nil {
+		buf, id = e.prov.Provide()
+		if buf == nil {
+			return Completion{Tag: st.tag, Op: OpRecv, Err: unix.ENOBUFS, BufID: -1}, true
+		}
+	}
+	n, errno := sock.Read(st.fd, buf)
+	if errno == unix.EAGAIN {
+		st.drained = true
+		return Completion{}, false
+	}
+	// A short read on a stream emptied the receive queue; a zero-byte read
+	// (end of file) or an error will repeat at once, so it is not "drained".
+	st.drained = errno == 0 && st.stream && n > 0 && n < len(buf)
+	if id >= 0 && n > 0 {
+		e.prov.Commit(id, n)
+	}
+	return Completion{Tag: st.tag, Op: OpRecv, N: n, Err: errno, Buf: buf[:n], BufID: id}, true
+}
+
+func (e *emul) recvFrom(st *fdState) (Completion, bool) {
+	n, from, err := unix.Recvfrom(st.fd, st.recvBuf, 0)
+	errno := errnoOf(err)
+	if errno == unix.EINTR {
+		return Completion{}, false // the edge is not consumed: retry now
+	}
+	if errno == unix.EAGAIN {
+		st.drained = true
+		return Completion{}, false
+	}
+	if errno != 0 {
+		n = 0
+	}
+	return Completion{Tag: st.tag, Op: OpRecvFrom, N: n, Err: errno, Buf: st.recvBuf[:n], BufID: -1, From: from}, true
+}
+
+func (e *emul) accept(st *fdState) (Completion, bool) {
+	for {
+		nfd, from, err := sock.Accept(st.fd)
+		switch errno := errnoOf(err); errno {
+		case 0:
+			return Completion{Tag: st.tag, Op: OpAccept, N: nfd, BufID: -1, From: from}, true
+		case unix.EINTR, unix.ECONNABORTED:
+			// ECONNABORTED: the peer left the queue before we took it
+			// (accept(2)); try the next one.
+			continue
+		case unix.EAGAIN:
+			st.drained = true
+			return Completion{}, false
+		default:
+			return Completion{Tag: st.tag, Op: OpAccept, Err: errno, BufID: -1}, true
+		}
+	}
+}
+
+// trySend performs the send-side operation of st and reports its
+// completion once it is finished; done is false while it stays parked.
+func (e *emul) trySend(st *fdState) (c Completion, done bool) {
+	switch st.sop {
+	case OpConnect:
+		c, done = e.connected(st), true
+	case OpSendTo:
+		c, done = e.sendTo(st)
+	default:
+		c, done = e.send(st)
+	}
+	if done {
+		st.sop, st.sendBufs, st.sendTo = 0, nil, nil
+	}
+	return c, done
+}
+
+func (e *emul) connected(st *fdState) Completion {
+	v, err := unix.GetsockoptInt(st.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	errno := errnoOf(err)
+	if errno == 0 {
+		errno = syscall.Errno(v)
+	}
+	return Completion{Tag: st.tag, Op: OpConnect, Err: errno, BufID: -1}
+}
+
+func (e *emul) sendTo(st *fdState) (Completion, bool) {
+	buf := st.sendBufs[0]
+	for {
+		err := unix.Sendto(st.fd, buf, 0, st.sendTo)
+		switch errno := errnoOf(err); errno {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			st.full = true
+			return Completion{}, false
+		case 0:
+			return Completion{Tag: st.tag, Op: OpSendTo, N: len(buf), BufID: -1}, true
+		default:
+			return Completion{Tag: st.tag, Op: OpSendTo, Err: errno, BufID: -1}, true
+		}
+	}
+}
+
+// send writes as much of st's send as the socket takes, and completes once
+// everything is written or on an error.
+func (e *emul) send(st *fdState) (Completion, bool) {
+	for {
+		n, errno := e.write(st)
+		if errno == unix.EAGAIN {
+			st.full = true
+			return Completion{}, false
+		}
+		st.sent += n
+		if errno != 0 || st.sent == sendLen(st.sendBufs) {
+			return Completion{Tag: st.tag, Op: OpSend, N: st.sent, Err: errno, BufID: -1}, true
+		}
+		if st.stream {
+			// A short write filled the send buffer; wait for the edge.
+			st.full = true
+			return Completion{}, false
+		}
+	}
+}
+
+// write issues one write or writev for the unsent part of st's send.
+func (e *emul) write(st *fdState) (int, syscall.Errno) {
+	skip := st.sent
+	if len(st.sendBufs) == 1 {
+		return sock.Write(st.fd, st.sendBufs[0][skip:])
+	}
+	st.iov = st.iov[:0]
+	for _, b := range st.sendBufs {
+		if skip >= len(b) {
+			skip -= len(b)
+			continue
+		}
+		b = b[skip:]
+		skip = 0
+		v := unix.Iovec{Base: &b[0]}
+		v.SetLen(len(b))
+		st.iov = append(st.iov, v)
+	}
+	return sock.Writev(st.fd, st.iov)
+}
+
+func sendLen(bufs [][]byte) int {
+	n := 0
+	for _, b := range bufs {
+		n += len(b)
+	}
+	return n
+}
+
+// errnoOf returns err as an errno; 0 for nil.
+func errnoOf(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	if errno, ok := err.(syscall.Errno); ok {
+		return errno
+	}
+	return unix.EIO
+}

@@ -1,0 +1,30 @@
+//go:build unix && !linux
+
+package sock
+
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Accept wraps accept(2) and makes the new descriptor non-blocking and
+// close-on-exec. Without accept4, the descriptor exists briefly without
+// close-on-exec; holding syscall.ForkLock, as package net does, keeps a
+// concurrent fork/exec from inheriting it.
+func Accept(fd int) (int, unix.Sockaddr, error) {
+	syscall.ForkLock.RLock()
+	nfd, sa, err := unix.Accept(fd)
+	if err == nil {
+		unix.CloseOnExec(nfd)
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return -1, nil, err
+	}
+	if err := unix.SetNonblock(nfd, true); err != nil {
+		unix.Close(nfd)
+		return -1, nil, err
+	}
+	return nfd, sa, nil
+}
