@@ -38,7 +38,16 @@ type emul struct {
 	// ready holds completions produced outside event handling (immediate
 	// results, cancellations); spare is its double buffer.
 	ready, spare []Completion
-	evs          []event
+	// later holds tags whose nil-buffer receive is to be tried when
+	// completions are delivered: a provided buffer is taken, filled and
+	// handed to the callback with no other receive in between, so a
+	// Provider may reuse its space as soon as the callback returns.
+	later []Tag
+	evs   []event
+	// cur holds a completion while its callback runs: passing the address
+	// of a local to a function value would move it to the heap on every
+	// receive. Callbacks never reenter delivery, so one suffices.
+	cur Completion
 }
 
 // fdState is what emul knows of one tag: the operation in flight on each
@@ -168,6 +177,10 @@ func (e *emul) Connect(tag Tag) {
 }
 
 func (e *emul) kickRecv(st *fdState) {
+	if st.rop == OpRecv && st.recvBuf == nil {
+		e.later = append(e.later, st.tag)
+		return
+	}
 	if !st.drained {
 		if c, done := e.tryRecv(st); done {
 			e.ready = append(e.ready, c)
@@ -201,7 +214,7 @@ func (e *emul) Cancel(tag Tag, op Op) {
 
 func (e *emul) Wait(timeout time.Duration, fn func(*Completion)) error {
 	msec := -1
-	if len(e.ready) > 0 {
+	if len(e.ready) > 0 || len(e.later) > 0 {
 		msec = 0
 	} else if timeout >= 0 {
 		msec = int((timeout + time.Millisecond - 1) / time.Millisecond)
@@ -220,10 +233,19 @@ func (e *emul) Wait(timeout time.Duration, fn func(*Completion)) error {
 	return nil
 }
 
-// deliverReady hands out the queued completions. Callbacks may queue more;
-// those are delivered too before it returns.
+// deliverReady tries the deferred receives and hands out the queued
+// completions. Callbacks may queue more; those are delivered too before it
+// returns.
 func (e *emul) deliverReady(fn func(*Completion)) {
-	for len(e.ready) > 0 {
+	for len(e.ready) > 0 || len(e.later) > 0 {
+		for i := 0; i < len(e.later); i++ { // callbacks may append
+			if st := e.state(e.later[i]); st != nil && st.rop == OpRecv && !st.drained {
+				if c, done := e.tryRecv(st); done {
+					e.deliver(c, fn)
+				}
+			}
+		}
+		e.later = e.later[:0]
 		batch := e.ready
 		e.ready = e.spare[:0]
 		for i := range batch {
@@ -246,7 +268,7 @@ func (e *emul) handle(ev event, fn func(*Completion)) {
 		st.drained = false
 		if st.rop != 0 {
 			if c, done := e.tryRecv(st); done {
-				fn(&c)
+				e.deliver(c, fn)
 			}
 		}
 	}
@@ -255,10 +277,16 @@ func (e *emul) handle(ev event, fn func(*Completion)) {
 		st.full = false
 		if st.sop != 0 {
 			if c, done := e.trySend(st); done {
-				fn(&c)
+				e.deliver(c, fn)
 			}
 		}
 	}
+}
+
+func (e *emul) deliver(c Completion, fn func(*Completion)) {
+	e.cur = c
+	fn(&e.cur)
+	e.cur = Completion{}
 }
 
 func (e *emul) Wake() error  { return e.rd.wake() }
