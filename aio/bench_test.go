@@ -31,6 +31,10 @@ import (
 //	GALE_AIO_LOOPS=1 go test -run '^$' -bench 'Echo8K|PingPong' ./aio/ > loops1.txt
 //	GALE_AIO_LOOPS=2 go test -run '^$' -bench 'Echo8K|PingPong' ./aio/ > loops2.txt
 //	benchstat loops1.txt loops2.txt
+//
+// On a 2-core machine with client and server in one process (November
+// 2026), Loops 2 made Echo8K about 20% faster and PingPong about 45%
+// slower than Loops 1.
 
 // bxTimeout bounds every client connection of a benchmark, so a broken
 // server fails the benchmark instead of hanging it.
