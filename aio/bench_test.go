@@ -20,7 +20,7 @@ import (
 // benchmark, whose names have the form Size/Impl for benchstat:
 //
 //	go test -run '^$' -bench 'Echo|PingPong' -benchtime 2s -count 5 ./aio/ | tee new.txt
-//	benchstat -col /impl new.txt   # or: benchstat new.txt
+//	benchstat new.txt
 //
 // Client and servers share the process, so allocs/op and B/op count both
 // sides; the client is the same for every server.
