@@ -162,10 +162,10 @@ func (l *Loop) run() {
 	yielded := false
 	for {
 		l.runTasks()
-		l.fireTimers(l.now)
 		if l.exiting {
 			return
 		}
+		l.fireTimers(l.now)
 		handed := l.flush != nil && l.flush()
 		if handed && !yielded {
 			// The goroutine just readied (a WaitIO consumer) sits in this

@@ -26,6 +26,7 @@ type event struct {
 	tag      Tag
 	readable bool // data, a connection, end of file, or an error is pending
 	writable bool // send space, a finished connect, or an error is pending
+	hangup   bool // end of file or an error is pending (EPOLLRDHUP, EV_EOF)
 }
 
 // emul implements Backend over a readiness notifier: an operation is tried at
@@ -54,11 +55,14 @@ type emul struct {
 // side, if any.
 //
 // Invariant: drained is set only when a receive proved the queue empty
-// (EAGAIN, or a short read on a stream) and cleared by the next readable
-// edge; while it is set a new receive waits for the edge instead of making
-// a system call that would fail. full is the same for the send side.
-// Edge-triggered epoll and EV_CLEAR kqueue report every arrival after the
-// last report, so nothing can arrive unnoticed while a flag is set.
+// (EAGAIN, or a short read on a stream that has not hung up) and cleared
+// by the next readable edge; while it is set a new receive waits for the
+// edge instead of making a system call that would fail. full is the same
+// for the send side. Edge-triggered epoll and EV_CLEAR kqueue report every
+// arrival after the last report, so nothing can arrive unnoticed while a
+// flag is set. A short read proves only that no data is left: an end of
+// file or error that arrived with the data shares its edge, so once the
+// peer hung up (hup) the inference is off and reads are always tried.
 type fdState struct {
 	fd      int
 	tag     Tag
@@ -66,6 +70,7 @@ type fdState struct {
 	stream  bool
 	drained bool
 	full    bool
+	hup     bool
 
 	rop     Op     // receive side in flight: OpRecv, OpRecvFrom, OpAccept, or 0
 	recvBuf []byte // nil for OpRecv: use the Provider
@@ -263,6 +268,9 @@ func (e *emul) handle(ev event, fn func(*Completion)) {
 	st := e.state(ev.tag)
 	if st == nil {
 		return // stale: the slot was released or reused
+	}
+	if ev.hangup {
+		st.hup = true
 	}
 	if ev.readable {
 		st.drained = false

@@ -41,7 +41,7 @@ func (e *emul) recv(st *fdState) (Completion, bool) {
 	}
 	// A short read on a stream emptied the receive queue; a zero-byte read
 	// (end of file) or an error will repeat at once, so it is not "drained".
-	st.drained = errno == 0 && st.stream && n > 0 && n < len(buf)
+	st.drained = errno == 0 && st.stream && !st.hup && n > 0 && n < len(buf)
 	if id >= 0 && n > 0 {
 		e.prov.Commit(id, n)
 	}
@@ -131,7 +131,7 @@ func (e *emul) sendTo(st *fdState) (Completion, bool) {
 // everything is written or on an error.
 func (e *emul) send(st *fdState) (Completion, bool) {
 	for {
-		n, errno := e.write(st)
+		n, tried, errno := e.write(st)
 		if errno == unix.EAGAIN {
 			st.full = true
 			return Completion{}, false
@@ -140,7 +140,7 @@ func (e *emul) send(st *fdState) (Completion, bool) {
 		if errno != 0 || st.sent == sendLen(st.sendBufs) {
 			return Completion{Tag: st.tag, Op: OpSend, N: st.sent, Err: errno, BufID: -1}, true
 		}
-		if st.stream {
+		if st.stream && n < tried {
 			// A short write filled the send buffer; wait for the edge.
 			st.full = true
 			return Completion{}, false
@@ -148,11 +148,18 @@ func (e *emul) send(st *fdState) (Completion, bool) {
 	}
 }
 
-// write issues one write or writev for the unsent part of st's send.
-func (e *emul) write(st *fdState) (int, syscall.Errno) {
+// maxIOV is the most buffers one writev(2) takes (IOV_MAX on Linux and
+// the BSDs).
+const maxIOV = 1024
+
+// write issues one write or writev for the unsent part of st's send and
+// returns the bytes written and the bytes it tried to write.
+func (e *emul) write(st *fdState) (n, tried int, errno syscall.Errno) {
 	skip := st.sent
 	if len(st.sendBufs) == 1 {
-		return sock.Write(st.fd, st.sendBufs[0][skip:])
+		b := st.sendBufs[0][skip:]
+		n, errno = sock.Write(st.fd, b)
+		return n, len(b), errno
 	}
 	st.iov = st.iov[:0]
 	for _, b := range st.sendBufs {
@@ -165,8 +172,13 @@ func (e *emul) write(st *fdState) (int, syscall.Errno) {
 		v := unix.Iovec{Base: &b[0]}
 		v.SetLen(len(b))
 		st.iov = append(st.iov, v)
+		tried += len(b)
+		if len(st.iov) == maxIOV {
+			break
+		}
 	}
-	return sock.Writev(st.fd, st.iov)
+	n, errno = sock.Writev(st.fd, st.iov)
+	return n, tried, errno
 }
 
 func sendLen(bufs [][]byte) int {

@@ -1,7 +1,10 @@
 package poller
 
 import (
+	"errors"
 	"os"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,10 +20,24 @@ const wakeTag = ^Tag(0)
 const epollEvents = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
 
 // epoll is the Linux readiness notifier.
+//
+// The loop does not block in epoll_wait(2). The epoll descriptor is itself
+// pollable, so it is registered with the Go runtime's network poller, and
+// a loop with nothing to do parks there like any goroutine blocked in
+// package net, then collects its events with a zero timeout. A loop
+// blocked in the system call would instead hold an OS thread and leave its
+// P to be retaken, and each wake-up would cost a thread hand-off: on two
+// cores that made a 64 KiB echo 0.7× as fast as package net.
 type epoll struct {
-	epfd   int
-	wakefd int // eventfd(2) written by wake
-	events []unix.EpollEvent
+	epfd     int
+	wakefd   int // eventfd(2) written by wake
+	events   []unix.EpollEvent
+	file     *os.File        // epfd, registered with the runtime poller
+	rc       syscall.RawConn // file's raw access: Read parks on the poller
+	deadline time.Time       // file's read deadline, as last set
+	n        int             // events of the last epoll_wait
+	err      error           // its error
+	waitFn   func(fd uintptr) bool
 }
 
 var wakeValue = [8]byte{1}
@@ -46,6 +63,11 @@ func newEpoll() (*epoll, error) {
 		return nil, os.NewSyscallError("eventfd", err)
 	}
 	ep := &epoll{epfd: epfd, wakefd: wakefd, events: make([]unix.EpollEvent, 128)}
+	if err := ep.park(); err != nil {
+		unix.Close(wakefd)
+		unix.Close(epfd)
+		return nil, err
+	}
 	// The eventfd is never read: with EPOLLET every write(2) queues a fresh
 	// edge (eventfd_write wakes the wait queue), and its 64-bit counter
 	// cannot overflow in practice, so a wake-up costs one system call.
@@ -75,8 +97,57 @@ func (ep *epoll) del(fd int) error {
 	return ep.ctl(unix.EPOLL_CTL_DEL, fd, 0, 0)
 }
 
+// park registers epfd with the runtime poller.
+func (ep *epoll) park() error {
+	if err := unix.SetNonblock(ep.epfd, true); err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	ep.file = os.NewFile(uintptr(ep.epfd), "epoll")
+	rc, err := ep.file.SyscallConn()
+	if err != nil {
+		ep.file.Close()
+		return err
+	}
+	ep.rc = rc
+	ep.waitFn = ep.poll
+	return nil
+}
+
+// poll collects ready events without blocking; it reports whether the
+// wait is over (events, or an error).
+func (ep *epoll) poll(uintptr) bool {
+	ep.n, ep.err = unix.EpollWait(ep.epfd, ep.events, 0)
+	return ep.n > 0 || (ep.err != nil && ep.err != unix.EINTR)
+}
+
+// block waits up to msec milliseconds (for ever if negative) for events,
+// parked on the runtime poller.
+func (ep *epoll) block(msec int) {
+	var dl time.Time
+	if msec >= 0 {
+		dl = time.Now().Add(time.Duration(msec) * time.Millisecond)
+	}
+	if !dl.Equal(ep.deadline) {
+		ep.file.SetReadDeadline(dl)
+		ep.deadline = dl
+	}
+	if err := ep.rc.Read(ep.waitFn); err != nil {
+		ep.n, ep.err = 0, nil // the deadline passed
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			ep.err = err
+		}
+	}
+}
+
+var blockMode = os.Getenv("GALE_EPOLL_WAIT") == "block"
+
 func (ep *epoll) wait(msec int, evs []event) ([]event, error) {
-	n, err := unix.EpollWait(ep.epfd, ep.events, msec)
+	if blockMode {
+		ep.n, ep.err = unix.EpollWait(ep.epfd, ep.events, msec)
+	} else if ep.poll(0); ep.n == 0 && ep.err == nil && msec != 0 {
+		ep.block(msec)
+	}
+	n, err := ep.n, ep.err
 	if err == unix.EINTR {
 		return evs, nil
 	}
@@ -93,6 +164,7 @@ func (ep *epoll) wait(msec int, evs []event) ([]event, error) {
 			tag:      tag,
 			readable: e.Events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0,
 			writable: e.Events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0,
+			hangup:   e.Events&(unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0,
 		})
 	}
 	if n == len(ep.events) && n < 4096 {
@@ -112,7 +184,7 @@ func (ep *epoll) wake() error {
 
 func (ep *epoll) close() error {
 	err := unix.Close(ep.wakefd)
-	if e := unix.Close(ep.epfd); err == nil {
+	if e := ep.file.Close(); err == nil {
 		err = e
 	}
 	return err

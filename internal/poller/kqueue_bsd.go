@@ -96,6 +96,7 @@ func (k *kqueue) wait(msec int, evs []event) ([]event, error) {
 			tag:      k.tags[fd],
 			readable: e.Filter == unix.EVFILT_READ || failed,
 			writable: e.Filter == unix.EVFILT_WRITE || failed,
+			hangup:   failed,
 		})
 	}
 	if n == len(k.events) && n < 4096 {

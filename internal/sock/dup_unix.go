@@ -53,8 +53,9 @@ func Dup(fd int) (int, error) {
 // returns from close()").
 func Close(fd int) error { return unix.Close(fd) }
 
-// IsStream reports whether fd is a SOCK_STREAM socket. A zero-byte read on a
-// stream is end of file; on a datagram socket it is an empty datagram.
+// IsStream reports whether a zero-byte read on fd means end of file: true
+// unless fd is a datagram (or sequenced-packet) socket, where it is an
+// empty message.
 func IsStream(fd int) bool {
 	t, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
 	return err != nil || t == unix.SOCK_STREAM
