@@ -141,9 +141,15 @@ func (r *recorder) Complete(l *loop.Loop, c *poller.Completion) {
 
 func socketpair(t *testing.T) (a, b int) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatalf("socketpair: %v", err)
+	}
+	for _, fd := range fds {
+		unix.CloseOnExec(fd)
+		if err := unix.SetNonblock(fd, true); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() {
 		unix.Close(fds[0])
