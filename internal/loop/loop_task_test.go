@@ -144,13 +144,15 @@ func TestStopRunsFinalLast(t *testing.T) {
 }
 
 // TestFlushAfterTasks checks that Flush runs on every iteration after the
-// iteration's tasks.
+// iteration's tasks, and that a Flush reporting handed-off work makes the
+// loop run another iteration without sleeping.
 func TestFlushAfterTasks(t *testing.T) {
 	var tasks, flushedAt int // loop goroutine only
 	flushes := 0
-	l := start(t, loop.Config{Flush: func() {
+	l := start(t, loop.Config{Flush: func() bool {
 		flushes++
 		flushedAt = tasks
+		return flushes%2 == 0
 	}})
 	for range 5 {
 		do(t, l, func(*loop.Loop) { tasks++ })
@@ -164,6 +166,27 @@ func TestFlushAfterTasks(t *testing.T) {
 			t.Error("Flush never ran")
 		}
 	})
+}
+
+// TestNoFlushAfterFinal checks that Flush does not run after Stop's final
+// function.
+func TestNoFlushAfterFinal(t *testing.T) {
+	finalDone := false // loop goroutine only
+	late := 0
+	l, err := loop.New(loop.Config{Flush: func() bool {
+		if finalDone {
+			late++
+		}
+		return false
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Start()
+	l.Stop(func(*loop.Loop) { finalDone = true })
+	if late != 0 {
+		t.Fatalf("Flush ran %d times after final, want 0", late)
+	}
 }
 
 func TestNewOpenError(t *testing.T) {

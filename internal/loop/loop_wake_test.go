@@ -114,11 +114,12 @@ func testWakeNoTaskStranded(t *testing.T, producers int) {
 	flushes := 0 // loop goroutine only
 	l := start(t, loop.Config{
 		Open: openCounting(&cb),
-		Flush: func() {
+		Flush: func() bool {
 			flushes++
 			for range flushes % 3 {
 				runtime.Gosched()
 			}
+			return flushes%5 == 0 // now and then, take the yield path
 		},
 	})
 	rounds := 4000 / producers
