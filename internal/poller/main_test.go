@@ -104,6 +104,7 @@ type result struct {
 	Err   syscall.Errno
 	Buf   []byte
 	BufID int
+	From  unix.Sockaddr
 	bufAt *byte // &Buf[0] of the original, if any
 }
 
@@ -113,7 +114,7 @@ func (r result) String() string {
 
 func record(dst *[]result) func(*poller.Completion) {
 	return func(c *poller.Completion) {
-		r := result{Tag: c.Tag, Op: c.Op, N: c.N, Err: c.Err, Buf: append([]byte(nil), c.Buf...), BufID: c.BufID}
+		r := result{Tag: c.Tag, Op: c.Op, N: c.N, Err: c.Err, Buf: append([]byte(nil), c.Buf...), BufID: c.BufID, From: c.From}
 		if cap(c.Buf) > 0 {
 			r.bufAt = &c.Buf[:1][0]
 		}
