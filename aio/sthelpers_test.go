@@ -5,6 +5,7 @@ package aio_test
 // with the other test files of the package without clashes.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -276,16 +277,18 @@ func (g *stGen) next() uint64 {
 
 // fill writes the next len(b) bytes of the stream into b.
 func (g *stGen) fill(b []byte) {
-	for i := range b {
-		if g.n == 0 {
-			v := g.next()
-			for j := range g.buf {
-				g.buf[j] = byte(v >> (8 * j))
-			}
-			g.n = 8
-		}
-		b[i] = g.buf[8-g.n]
-		g.n--
+	for len(b) > 0 && g.n > 0 {
+		b[0] = g.buf[8-g.n]
+		b, g.n = b[1:], g.n-1
+	}
+	for len(b) >= 8 {
+		binary.LittleEndian.PutUint64(b, g.next())
+		b = b[8:]
+	}
+	if len(b) > 0 {
+		binary.LittleEndian.PutUint64(g.buf[:], g.next())
+		g.n = 8
+		g.fill(b)
 	}
 }
 
