@@ -197,13 +197,19 @@ func (col *stCollector) run(w *aio.Watcher) {
 // time.
 func (col *stCollector) next(t testing.TB) stResult {
 	t.Helper()
+	return col.nextWithin(t, stTimeout)
+}
+
+// nextWithin is next with a bound of d.
+func (col *stCollector) nextWithin(t testing.TB, d time.Duration) stResult {
+	t.Helper()
 	select {
 	case r := <-col.ch:
 		return r
 	case <-col.done:
 		t.Fatalf("WaitIO() = %v while waiting for a completion", col.err)
-	case <-time.After(stTimeout):
-		t.Fatalf("no completion within %v", stTimeout)
+	case <-time.After(d):
+		t.Fatalf("no completion within %v", d)
 	}
 	panic("unreachable")
 }
