@@ -110,7 +110,13 @@ func TestOrderReads(t *testing.T) {
 	var got []byte
 	eofs := 0
 	for i := range n {
-		r := col.next(t)
+		var r stResult
+		select {
+		case r = <-col.ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("read #%d: no completion within 5s; %d of %d bytes and %d EOFs so far, %d reads pending",
+				i, len(got), streamLen, eofs, w.Stats().Total().PendingReads)
+		}
 		if seq := r.Context.(*stSeq).seq; seq != i {
 			t.Fatalf("completion %d = #%d, want #%d", i, seq, i)
 		}
