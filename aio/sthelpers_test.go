@@ -88,7 +88,13 @@ func stWatchdog(t testing.TB, d time.Duration, ws ...*aio.Watcher) (fired func()
 // watcher, peer for the test.
 func stSocketPair(t testing.TB) (a, peer net.Conn) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	syscall.ForkLock.RLock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		t.Fatalf("Socketpair = %v, want nil", err)
 	}
