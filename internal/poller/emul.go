@@ -71,6 +71,7 @@ type fdState struct {
 	drained bool
 	full    bool
 	hup     bool
+	cancel  bool // the receive is cancelled once its deferred attempt is made
 
 	rop     Op     // receive side in flight: OpRecv, OpRecvFrom, OpAccept, or 0
 	recvBuf []byte // nil for OpRecv: use the Provider
@@ -207,14 +208,30 @@ func (e *emul) Cancel(tag Tag, op Op) {
 		return
 	}
 	switch {
+	case op == OpRecv && st.rop == op && st.recvBuf == nil:
+		// A provided buffer is only taken at delivery: attempt there.
+		st.cancel = true
+		e.later = append(e.later, tag)
 	case op.recvSide() && st.rop == op:
-		st.rop, st.recvBuf = 0, nil
-		e.ready = append(e.ready, Completion{Tag: tag, Op: op, Err: unix.ECANCELED, BufID: -1})
+		c, done := e.tryRecv(st)
+		if !done {
+			c = e.cancelRecv(st)
+		}
+		e.ready = append(e.ready, c)
 	case !op.recvSide() && st.sop == op:
-		n := st.sent
-		st.sop, st.sendBufs, st.sendTo = 0, nil, nil
-		e.ready = append(e.ready, Completion{Tag: tag, Op: op, N: n, Err: unix.ECANCELED, BufID: -1})
+		c, done := e.trySend(st)
+		if !done {
+			c = Completion{Tag: tag, Op: op, N: st.sent, Err: unix.ECANCELED, BufID: -1}
+			st.sop, st.sendBufs, st.sendTo = 0, nil, nil
+		}
+		e.ready = append(e.ready, c)
 	}
+}
+
+func (e *emul) cancelRecv(st *fdState) Completion {
+	c := Completion{Tag: st.tag, Op: st.rop, Err: unix.ECANCELED, BufID: -1}
+	st.rop, st.recvBuf, st.cancel = 0, nil, false
+	return c
 }
 
 func (e *emul) Wait(timeout time.Duration, fn func(*Completion)) error {
@@ -244,10 +261,15 @@ func (e *emul) Wait(timeout time.Duration, fn func(*Completion)) error {
 func (e *emul) deliverReady(fn func(*Completion)) {
 	for len(e.ready) > 0 || len(e.later) > 0 {
 		for i := 0; i < len(e.later); i++ { // callbacks may append
-			if st := e.state(e.later[i]); st != nil && st.rop == OpRecv && !st.drained {
-				if c, done := e.tryRecv(st); done {
-					e.deliver(c, fn)
-				}
+			st := e.state(e.later[i])
+			if st == nil || st.rop != OpRecv || (st.drained && !st.cancel) {
+				continue
+			}
+			if c, done := e.tryRecv(st); done {
+				st.cancel = false
+				e.deliver(c, fn)
+			} else if st.cancel {
+				e.deliver(e.cancelRecv(st), fn)
 			}
 		}
 		e.later = e.later[:0]

@@ -21,7 +21,7 @@ func (e *emul) tryRecv(st *fdState) (c Completion, done bool) {
 		c, done = e.recv(st)
 	}
 	if done {
-		st.rop, st.recvBuf = 0, nil
+		st.rop, st.recvBuf, st.cancel = 0, nil, false
 	}
 	return c, done
 }

@@ -31,8 +31,10 @@
 //   - RecvFrom(tag, buf) receives one datagram into buf (never a provided
 //     buffer), with From set to its source.
 //   - SendTo(tag, buf, to) sends buf as one datagram to to.
-//   - Cancel(tag, op) ends an operation in flight: it completes with ECANCELED
-//     and the progress made so far, unless it completed first.
+//   - Cancel(tag, op) ends an operation in flight after one last
+//     non-blocking attempt: data already there, or send space, still
+//     counts. It then completes with ECANCELED and the progress made so
+//     far, unless it completed.
 //   - Wait(timeout, fn) blocks until at least one completion is ready, Wake is
 //     called, or timeout passes (a negative timeout waits for ever), then
 //     calls fn once for every ready completion, in order. fn may submit more
