@@ -89,7 +89,7 @@
 //     never blocks on delivery: completions queue (at most one per request
 //     the caller submitted), writes and reads into caller buffers go on,
 //     and timers fire. Only nil-buffer reads wait, for at most
-//     Loops × SwapChunks × BufferSize bytes of swap memory (1 × 4 × 64 KiB
+//     Loops × SwapChunks × BufferSize bytes of swap memory (1 × 16 × 64 KiB
 //     by default) to be released.
 //   - Duplicated descriptors are close-on-exec, so child processes never
 //     inherit a socket that Free should have closed.
