@@ -26,8 +26,10 @@ const epollEvents = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLE
 // a loop with nothing to do parks there like any goroutine blocked in
 // package net, then collects its events with a zero timeout. A loop
 // blocked in the system call would instead hold an OS thread and leave its
-// P to be retaken, and each wake-up would cost a thread hand-off: on two
-// cores that made a 64 KiB echo 0.7× as fast as package net.
+// P to be retaken, and each wake-up would cost a thread hand-off. Measured
+// with galebench's 50-connection ping-pong on 2 cores, alternating the two
+// modes: parked, 99-107k msg/s at 7.9-8.7 µs of server CPU per message;
+// blocked, 77-82k msg/s at 9.2-9.8 µs.
 type epoll struct {
 	epfd     int
 	wakefd   int // eventfd(2) written by wake
@@ -139,12 +141,8 @@ func (ep *epoll) block(msec int) {
 	}
 }
 
-var blockMode = os.Getenv("GALE_EPOLL_WAIT") == "block"
-
 func (ep *epoll) wait(msec int, evs []event) ([]event, error) {
-	if blockMode {
-		ep.n, ep.err = unix.EpollWait(ep.epfd, ep.events, msec)
-	} else if ep.poll(0); ep.n == 0 && ep.err == nil && msec != 0 {
+	if ep.poll(0); ep.n == 0 && ep.err == nil && msec != 0 {
 		ep.block(msec)
 	}
 	n, err := ep.n, ep.err
