@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -45,6 +44,9 @@ func measure(srv string, drive func(addr string) (result, error)) (result, error
 	r, err := drive(c.addr)
 	cpu1, cerr := procCPU(pid)
 	rss, rerr := procPeakRSS(pid)
+	if err != nil {
+		c.dump() // a failing server shows where it stands
+	}
 	c.stop()
 	if err = errors.Join(err, cerr, rerr); err != nil {
 		return result{}, err
@@ -80,7 +82,9 @@ func patternAt(off int64, n int) []byte {
 }
 
 // stream sends 64 KiB writes over one connection for o.duration while a
-// second goroutine reads the echo back and checks every byte.
+// second goroutine reads the echo back and checks every byte. At the end
+// the writer half-closes the connection and the reader reads to end of
+// file, so it knows when the last echoed byte has arrived.
 func stream(addr string, o options) (result, error) {
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -88,38 +92,33 @@ func stream(addr string, o options) (result, error) {
 	}
 	defer c.Close()
 	const chunk = 64 << 10
-	var sent atomic.Int64
+	var sent int64
 	stop := make(chan struct{})
 	werr := make(chan error, 1)
 	go func() {
 		buf := make([]byte, chunk)
-		var off int64
 		for {
 			select {
 			case <-stop:
-				werr <- nil
+				werr <- c.(*net.TCPConn).CloseWrite()
 				return
 			default:
 			}
 			for i := 0; i < chunk; {
-				i += copy(buf[i:], patternAt(off+int64(i), min(chunk-i, patternPeriod)))
+				i += copy(buf[i:], patternAt(sent+int64(i), min(chunk-i, patternPeriod)))
 			}
 			if _, err := c.Write(buf); err != nil {
 				werr <- err
 				return
 			}
-			off += chunk
-			sent.Store(off)
+			sent += chunk
 		}
 	}()
 	start := time.Now()
+	deadline := start.Add(o.duration)
 	buf := make([]byte, min(chunk, patternPeriod))
 	var got int64
-	deadline := start.Add(o.duration)
 	for {
-		if time.Now().After(deadline) && got == sent.Load() {
-			break
-		}
 		if time.Now().After(deadline) {
 			closeOnce(stop)
 		}
@@ -129,16 +128,31 @@ func stream(addr string, o options) (result, error) {
 			return result{}, fmt.Errorf("stream: the %d bytes echoed at offset %d differ from those sent", n, got)
 		}
 		got += int64(n)
+		if err == io.EOF && isClosed(stop) {
+			break
+		}
 		if err != nil {
+			closeOnce(stop)
 			return result{}, fmt.Errorf("stream: read after %d bytes: %w", got, err)
 		}
 	}
 	elapsed := time.Since(start)
-	closeOnce(stop)
 	if err := <-werr; err != nil {
 		return result{}, err
 	}
+	if got != sent { // sent is safe to read: the writer has finished
+		return result{}, fmt.Errorf("stream: %d bytes echoed, %d sent", got, sent)
+	}
 	return result{value: float64(got) / elapsed.Seconds() / 1e6, msgs: got / chunk, bytes: got}, nil
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 func closeOnce(ch chan struct{}) {

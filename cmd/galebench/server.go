@@ -10,6 +10,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/galeio/gale/aio"
 )
@@ -100,6 +101,13 @@ func startServer(name string) (*child, error) {
 		return nil, fmt.Errorf("server %s did not start: %w", name, err)
 	}
 	return &child{cmd: cmd, addr: strings.TrimSpace(line), in: in}, nil
+}
+
+// dump asks the server to print its goroutines (SIGQUIT makes the Go
+// runtime do so on stderr, which the child shares) and waits for it to exit.
+func (c *child) dump() {
+	c.cmd.Process.Signal(syscall.SIGQUIT)
+	c.cmd.Wait()
 }
 
 func (c *child) stop() error {
