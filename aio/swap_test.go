@@ -35,7 +35,7 @@ func stCheckSwapBytes(t *testing.T, w *aio.Watcher, bound int) {
 // call, however many nil-buffer reads complete in the meantime.
 func TestSwapHeldUntilNextWaitIO(t *testing.T) {
 	const n, rounds, bufSize, chunks = 32, 6, 16 << 10, 2
-	w := stWatcher(t, aio.Config{BufferSize: bufSize, SwapChunks: chunks})
+	w := stWatcher(t, aio.Config{BufferSize: bufSize, SwapChunks: chunks, Loops: 1})
 	fired := stWatchdog(t, stTimeout, w)
 	conns, peers, ids := stSwapPairs(t, n)
 
@@ -95,7 +95,7 @@ func TestSwapHeldUntilNextWaitIO(t *testing.T) {
 // every 1 KiB message arrives whole even when only two 4 KiB chunks exist.
 func TestSwapNeverShrinks(t *testing.T) {
 	const n, bufSize, chunks = 64, 4096, 2
-	w := stWatcher(t, aio.Config{BufferSize: bufSize, SwapChunks: chunks})
+	w := stWatcher(t, aio.Config{BufferSize: bufSize, SwapChunks: chunks, Loops: 1})
 	fired := stWatchdog(t, stTimeout, w)
 	conns, peers, ids := stSwapPairs(t, n)
 

@@ -32,7 +32,8 @@ type Config struct {
 	// waiting for WaitIO to release space).
 	SwapChunks int
 	// Loops is the number of event loops; connections are spread over them
-	// in turn. Default 1: see the package documentation for why.
+	// in turn. Default runtime.GOMAXPROCS(0): see the package
+	// documentation for why.
 	Loops int
 
 	clock loop.Clock                                    // tests: manual clock
@@ -101,7 +102,7 @@ func newWatcher(cfg Config) (*watcher, error) {
 		cfg.SwapChunks = defaultSwapChunks
 	}
 	if cfg.Loops <= 0 {
-		cfg.Loops = 1
+		cfg.Loops = runtime.GOMAXPROCS(0)
 	}
 	w := &watcher{die: make(chan struct{})}
 	w.reg.m = make(map[uintptr]*conn)
