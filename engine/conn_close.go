@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/sock"
+)
+
+// closeGracefully closes c once its queued output is written. It runs on
+// c's loop.
+func (c *Conn) closeGracefully(err error) {
+	if c.closed || c.closing {
+		return
+	}
+	c.closing, c.closeErr = true, err
+	if c.reading {
+		c.lp.l.Backend().Cancel(c.tag, poller.OpRecv)
+	}
+	c.mu.Lock()
+	idle := c.outN == 0 && !c.sending
+	c.mu.Unlock()
+	if idle {
+		c.finish()
+	} else {
+		c.flush()
+	}
+}
+
+// fail closes c at once, dropping queued output, and reports err.
+func (c *Conn) fail(err error) {
+	if c.closed {
+		return
+	}
+	c.closeErr = err
+	c.finish()
+}
+
+// finish removes c from its loop, closes the descriptor (or hands it to
+// Detach) and runs OnClose. Operations still in flight are dropped with
+// the slot.
+func (c *Conn) finish() {
+	if c.closed {
+		return
+	}
+	c.closed, c.closing = true, false
+	c.mu.Lock()
+	c.dead = true
+	dropped := c.outN
+	c.releaseOutput()
+	c.mu.Unlock()
+	c.e.queued.Add(-int64(dropped))
+	l := c.lp.l
+	l.Unschedule(&c.readDL)
+	l.Unschedule(&c.writeDL)
+	l.Unschedule(&c.idle)
+	if c.paused {
+		c.paused = false
+		c.lp.stats.paused.Add(-1)
+	}
+	if c.attached {
+		l.Release(c.tag)
+		c.lp.removeConn(c)
+	}
+	c.inbuf = nil
+	if c.detached != nil {
+		c.detached <- c.fd
+		c.detached = nil
+		c.closeErr = ErrDetached
+	} else {
+		sock.Close(c.fd)
+	}
+	c.e.handler.OnClose(c, c.closeErr)
+}

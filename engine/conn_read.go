@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"io"
+
+	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/sock"
+	"golang.org/x/sys/unix"
+)
+
+// maxKeptInput is the capacity of input buffer a connection keeps between
+// reads; a larger one, grown for a big partial frame, is dropped once
+// empty so an idle connection holds no big buffer.
+const maxKeptInput = 4 << 10
+
+// attach puts c on its loop: registers the descriptor, runs OnOpen and
+// starts reading. It runs on c's loop.
+func (c *Conn) attach(l *loop.Loop) {
+	tag, err := l.Attach(c.fd, c.stream, c)
+	if err != nil {
+		sock.Close(c.fd)
+		c.closed = true
+		c.e.handler.OnClose(c, c.opError("attach", err))
+		return
+	}
+	c.tag, c.attached = tag, true
+	c.lp.addConn(c)
+	c.touch()
+	if d := c.e.opts.IdleTimeout; d > 0 {
+		l.Schedule(&c.idle, l.Now().Add(d))
+	}
+	out, act := c.e.handler.OnOpen(c)
+	if len(out) > 0 {
+		c.Write(out)
+	}
+	if c.act(act) {
+		c.flush()
+		c.startRead()
+	}
+}
+
+// startRead submits a receive unless one is in flight or reading stopped.
+func (c *Conn) startRead() {
+	if c.reading || c.paused || c.eof || c.closing || c.closed {
+		return
+	}
+	c.reading = true
+	if c.udp != nil {
+		c.lp.l.Backend().RecvFrom(c.tag, c.udp.buf)
+		return
+	}
+	c.lp.l.Backend().Recv(c.tag, nil)
+}
+
+// Complete handles the backend's completions for c.
+func (c *Conn) Complete(l *loop.Loop, p *poller.Completion) {
+	switch p.Op {
+	case poller.OpSend:
+		c.sent(p)
+	case poller.OpRecv, poller.OpRecvFrom:
+		c.reading = false
+		c.received(p)
+	}
+}
+
+func (c *Conn) received(p *poller.Completion) {
+	switch {
+	case c.closed || c.closing:
+		return // reading was stopped; the bytes are dropped with the connection
+	case p.Err == unix.ECANCELED:
+	case p.Err != 0:
+		c.fail(c.opError("read", p.Err))
+		return
+	case p.N == 0 && c.stream:
+		c.peerClosed()
+		return
+	default:
+		c.lp.stats.bytesIn.Add(uint64(p.N))
+		c.touch()
+		if p.From != nil {
+			c.lp.in.from = sockaddrAddr(c.network, p.From)
+		}
+		c.deliver(p.Buf)
+		c.lp.in.from = nil
+	}
+	c.flush()
+	c.startRead()
+}
+
+// deliver runs OnData with the unconsumed input followed by data (which
+// lives in the loop's read buffer), then keeps what was not consumed.
+func (c *Conn) deliver(data []byte) {
+	in := &c.lp.in
+	owned := len(c.inbuf) > 0 || data == nil
+	if owned {
+		c.inbuf = append(c.inbuf, data...)
+		in.buf = c.inbuf
+	} else {
+		in.buf = data
+	}
+	act := c.e.handler.OnData(c, in)
+	rest := in.buf
+	in.buf = nil
+	if c.udp != nil {
+		rest = nil // a datagram's unconsumed bytes are not kept
+	}
+	switch {
+	case len(rest) == 0:
+		if cap(c.inbuf) > maxKeptInput {
+			c.inbuf = nil
+		} else {
+			c.inbuf = c.inbuf[:0]
+		}
+	case owned:
+		c.inbuf = c.inbuf[:copy(c.inbuf, rest)]
+	default:
+		c.inbuf = append(c.inbuf[:0], rest...)
+	}
+	c.act(act)
+}
+
+// act carries out a callback's action and reports whether c is still
+// open.
+func (c *Conn) act(a Action) bool {
+	switch a {
+	case Close:
+		c.closeGracefully(nil)
+	case Shutdown:
+		c.e.shutdownAsync()
+	}
+	return !c.closed && !c.closing
+}
+
+// peerClosed handles end of file: the peer will send nothing more. What is
+// queued is still written, then the connection closes with io.EOF.
+func (c *Conn) peerClosed() {
+	c.eof = true
+	c.closeGracefully(io.EOF)
+}

@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"net"
+
+	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/sock"
+	"golang.org/x/sys/unix"
+)
+
+// maxVec is the most chunks one send takes (IOV_MAX).
+const maxVec = 1024
+
+// Write queues p for c and returns len(p), or an error: net.ErrClosed
+// (wrapped) once c is closing, ErrWriteBufferFull when the queue would
+// pass Options.MaxWriteBuffer (c then closes with that error). p is copied
+// when it cannot be written at once, so the caller may reuse it as soon as
+// Write returns.
+//
+// When nothing is queued, Write writes to the socket directly, from the
+// calling goroutine, so an echo or a reply from OnData costs one system
+// call and no copy.
+func (c *Conn) Write(p []byte) (int, error) {
+	if c.udp != nil {
+		return 0, c.opError("write", errUDPWrite)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	c.mu.Lock()
+	if c.dead || c.shutWrite {
+		c.mu.Unlock()
+		return 0, c.opError("write", net.ErrClosed)
+	}
+	n := len(p)
+	if c.outN == 0 && !c.sending {
+		w, errno := sock.Write(c.fd, p)
+		if errno != 0 && errno != unix.EAGAIN {
+			c.mu.Unlock()
+			return 0, c.opError("write", errno) // the loop learns it from its read
+		}
+		c.lp.stats.bytesOut.Add(uint64(w))
+		c.touch()
+		if p = p[w:]; len(p) == 0 {
+			c.mu.Unlock()
+			return n, nil
+		}
+	}
+	if c.outN+len(p) > c.e.opts.MaxWriteBuffer {
+		c.mu.Unlock()
+		c.post(loop.Func(func(*loop.Loop) { c.fail(ErrWriteBufferFull) }))
+		return n - len(p), ErrWriteBufferFull
+	}
+	c.enqueue(p)
+	post := !c.flushPosted
+	c.flushPosted = true
+	c.mu.Unlock()
+	if post && c.post(&c.flushT) != nil {
+		return n, ErrEngineStopped
+	}
+	return n, nil
+}
+
+// Writev is Write of the buffers of bufs, in order.
+func (c *Conn) Writev(bufs [][]byte) (int, error) {
+	total := 0
+	for _, b := range bufs {
+		n, err := c.Write(b)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// OutboundBuffered returns the number of bytes queued and not yet written.
+func (c *Conn) OutboundBuffered() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.outN
+}
+
+// CloseWrite shuts down c's sending side once its queued output is
+// written; the peer reads end of file, and c goes on reading.
+func (c *Conn) CloseWrite() error {
+	c.mu.Lock()
+	c.shutWrite = true
+	c.mu.Unlock()
+	return c.post(&c.flushT)
+}
+
+// enqueue copies p to the tail of the output queue. c.mu is held.
+func (c *Conn) enqueue(p []byte) {
+	c.outN += len(p)
+	c.e.queued.Add(int64(len(p)))
+	for len(p) > 0 {
+		var ch *chunk
+		if n := len(c.out); n > 0 && c.out[n-1].w < len(c.out[n-1].buf) {
+			ch = c.out[n-1]
+		} else {
+			ch = c.e.chunks.get()
+			c.out = append(c.out, ch)
+		}
+		k := copy(ch.buf[ch.w:], p)
+		ch.w += k
+		p = p[k:]
+	}
+}
+
+// releaseOutput drops the queue. c.mu is held.
+func (c *Conn) releaseOutput() {
+	for i, ch := range c.out {
+		c.e.chunks.put(ch)
+		c.out[i] = nil
+	}
+	c.out, c.outN = c.out[:0], 0
+}
+
+// flushTask sends c's queue from its loop; one per connection, so posting
+// it allocates nothing.
+type flushTask struct{ c *Conn }
+
+func (t *flushTask) Run(*loop.Loop) { t.c.flush() }
+
+// flush submits a send of the queued output unless one is in flight. It
+// runs on c's loop.
+func (c *Conn) flush() {
+	if c.closed {
+		return
+	}
+	c.mu.Lock()
+	c.flushPosted = false
+	if c.sending || c.outN == 0 {
+		shut := c.shutWrite && c.outN == 0 && !c.sending && !c.wrShut
+		c.mu.Unlock()
+		if shut {
+			c.wrShut = true
+			c.shutdownWrite()
+		}
+		c.water()
+		return
+	}
+	c.vec = c.vec[:0]
+	for _, ch := range c.out {
+		if len(c.vec) == maxVec {
+			break
+		}
+		c.vec = append(c.vec, ch.buf[ch.r:ch.w])
+	}
+	c.sending = true
+	c.mu.Unlock()
+	c.lp.l.Backend().Send(c.tag, c.vec)
+	c.water()
+}
+
+// sent handles a send's completion: the bytes written leave the queue.
+func (c *Conn) sent(p *poller.Completion) {
+	clear(c.vec)
+	c.mu.Lock()
+	c.sending = false
+	c.consume(p.N)
+	c.mu.Unlock()
+	c.lp.stats.bytesOut.Add(uint64(p.N))
+	c.touch()
+	if p.Err != 0 && p.Err != unix.ECANCELED {
+		c.fail(c.opError("write", p.Err))
+		return
+	}
+	c.mu.Lock()
+	empty := c.outN == 0
+	c.mu.Unlock()
+	if empty && c.closing {
+		c.finish()
+		return
+	}
+	c.flush()
+}
+
+// consume drops n written bytes from the front of the queue. The send
+// covered the chunks in order from their r, so the same walk finds its
+// bytes even if writers have appended since. c.mu is held.
+func (c *Conn) consume(n int) {
+	c.outN -= n
+	c.e.queued.Add(-int64(n))
+	i := 0
+	for ; i < len(c.out) && n > 0; i++ {
+		ch := c.out[i]
+		k := min(n, ch.w-ch.r)
+		ch.r += k
+		n -= k
+		if ch.r < ch.w || (ch.w < len(ch.buf) && i == len(c.out)-1) {
+			break // partly sent, or the tail still open for writers
+		}
+		c.e.chunks.put(ch)
+		c.out[i] = nil
+	}
+	c.out = c.out[:copy(c.out, c.out[i:])]
+}
+
+// water applies backpressure: above the high watermark (or while the
+// engine's output budget is exceeded) c stops reading; at or below the low
+// watermark it reads again. It runs on c's loop.
+func (c *Conn) water() {
+	o := &c.e.opts
+	c.mu.Lock()
+	n := c.outN
+	c.mu.Unlock()
+	over := c.e.opts.OutputBudget > 0 && n > 0 && c.e.queued.Load() > o.OutputBudget
+	switch {
+	case !c.paused && (n > o.WriteHighWater || over):
+		c.paused = true
+		c.lp.stats.paused.Add(1)
+	case c.paused && n <= o.WriteLowWater && !over:
+		c.paused = false
+		c.lp.stats.paused.Add(-1)
+		c.startRead()
+	}
+}
+
+// shutdownWrite shuts down the sending side (shutdown(2), SHUT_WR).
+func (c *Conn) shutdownWrite() {
+	if err := unix.Shutdown(c.fd, unix.SHUT_WR); err != nil && err != unix.ENOTCONN {
+		c.fail(c.opError("shutdown", err))
+	}
+}

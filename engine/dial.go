@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	"net"
+	"os"
+	"syscall"
+
+	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/sock"
+)
+
+// Dial connects to addr on network and serves the connection on a loop,
+// like an accepted one (OnOpen runs there).
+func (e *Engine) Dial(network, addr string) (*Conn, error) {
+	return e.DialContext(context.Background(), network, addr)
+}
+
+// DialContext is Dial bounded by ctx: a deadline or cancellation ends the
+// attempt. The connect itself uses package net (resolution, happy
+// eyeballs, timeouts); the connection then moves to a loop.
+func (e *Engine) DialContext(ctx context.Context, network, addr string) (*Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return e.Adopt(nc)
+}
+
+// Adopt moves nc, a connection made elsewhere (accepted by net/http, or
+// after a handshake), onto a loop. The engine takes a close-on-exec
+// duplicate of its descriptor and closes nc; socket options stay. nc must
+// expose its descriptor (syscall.Conn), or Adopt returns an error matching
+// errors.ErrUnsupported.
+func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil, errUnsupportedConn
+	}
+	fd, err := sock.DupConn(sc)
+	if err != nil {
+		return nil, err
+	}
+	laddr, raddr := nc.LocalAddr(), nc.RemoteAddr()
+	nc.Close()
+	lp := e.pick(addrHash(raddr))
+	c := newConn(e, lp, fd, sock.IsStream(fd), laddr.Network(), laddr, raddr)
+	if lp.l.Post(loop.Func(c.attach)) != nil {
+		sock.Close(fd)
+		return nil, ErrEngineStopped
+	}
+	return c, nil
+}
+
+// Detach takes c off its loop once its queued output is written and
+// returns the connection as a net.Conn; OnClose runs with ErrDetached.
+// Bytes received but not consumed by OnData are lost; bytes not yet
+// received stay in the socket for the returned net.Conn.
+func (c *Conn) Detach() (net.Conn, error) {
+	fds := make(chan int, 1)
+	err := c.post(loop.Func(func(*loop.Loop) {
+		if c.closed || c.detached != nil {
+			fds <- -1
+			return
+		}
+		c.detached = fds
+		c.closeGracefully(ErrDetached)
+	}))
+	if err != nil {
+		return nil, err
+	}
+	var fd int
+	select {
+	case fd = <-fds:
+	case <-c.lp.l.Done():
+		return nil, ErrEngineStopped
+	}
+	if fd < 0 {
+		return nil, c.opError("detach", net.ErrClosed)
+	}
+	opts := sock.SaveTCPOptions(fd)
+	f := os.NewFile(uintptr(fd), "gale-detached")
+	nc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, c.opError("detach", err)
+	}
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { opts.Restore(int(fd)) })
+		}
+	}
+	return nc, nil
+}

@@ -1,0 +1,73 @@
+// Package engine is gale's reactor: event loops that serve many
+// connections with callbacks, in the manner of evio, gnet and nbio, on the
+// same loops and backends as package aio.
+//
+// # Usage
+//
+// Write a Handler (embed BaseHandler for defaults), create an Engine, give
+// it listeners, start it:
+//
+//	type echo struct{ engine.BaseHandler }
+//
+//	func (echo) OnData(c *engine.Conn, in *engine.Inbound) engine.Action {
+//		c.Write(in.Bytes()) // written now, or copied into c's queue
+//		in.Discard(in.Len())
+//		return engine.None
+//	}
+//
+//	e, err := engine.New(echo{}, engine.Options{})
+//	addr, err := e.Listen("tcp", "127.0.0.1:0")
+//	err = e.Start()
+//	...
+//	err = e.Shutdown(ctx)
+//
+// # Callbacks and concurrency
+//
+// Callbacks run on the connection's loop goroutine, one at a time per
+// loop: a slow callback delays every connection of its loop. Every method
+// of Engine and Conn is safe from any goroutine. Conn.Execute runs a
+// function on the connection's loop, ordered with its other events; Wake
+// calls OnData there.
+//
+// # Buffers
+//
+// OnData's Inbound, and every slice it returns, is valid only during the
+// call: the bytes live in the loop's read buffer, shared by its
+// connections. Bytes the callback does not consume are copied aside and
+// presented again, before new ones, at the next OnData, so a protocol can
+// wait for a whole frame with Peek, Next or ReadUntil without buffering by
+// hand. An idle connection holds no buffer.
+//
+// Conn.Write takes a copy of what it cannot write at once, so the caller's
+// slice is free when Write returns. When nothing is queued it writes to the
+// socket directly, from the calling goroutine.
+//
+// # Backpressure
+//
+// Output is queued per connection. Above Options.WriteHighWater queued
+// bytes, the loop stops reading from that connection, which lets TCP flow
+// control slow the peer down; at Options.WriteLowWater it reads again. A
+// Write that would queue more than Options.MaxWriteBuffer fails with
+// ErrWriteBufferFull and closes the connection. Options.OutputBudget
+// bounds the output queued across the engine. Stats reports all of it.
+//
+// # Deadlines and timeouts
+//
+// SetDeadline, SetReadDeadline and SetWriteDeadline arm timers owned by the
+// loop (a heap; no runtime timer per connection). When one passes,
+// OnDeadline runs with an error matching os.ErrDeadlineExceeded; the
+// connection closes only if the handler says so or
+// Options.CloseOnDeadline is set. Options.IdleTimeout closes connections
+// that neither read nor write for that long.
+//
+// # Lifecycle
+//
+// Shutdown stops accepting, lets queued output drain and closes the
+// connections, waiting until its context ends; Stop closes everything at
+// once. Neither leaves a goroutine or descriptor behind.
+//
+// # Platforms
+//
+// As package aio: Linux epoll is tested; the kqueue backend builds but is
+// not run in CI.
+package engine

@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"sync/atomic"
+
+	"github.com/galeio/gale/internal/loop"
+)
+
+// eloop is the engine's part of one event loop: its read buffer, shared
+// by its connections, and the connections it serves. Everything but the
+// counters belongs to the loop goroutine.
+type eloop struct {
+	e     *Engine
+	idx   int
+	l     *loop.Loop
+	buf   []byte // the read buffer; valid for one OnData at a time
+	in    Inbound
+	conns []*Conn
+	stats loopCounters
+}
+
+// loopCounters are read by Stats from any goroutine.
+type loopCounters struct {
+	conns        atomic.Int64
+	bytesIn      atomic.Uint64
+	bytesOut     atomic.Uint64
+	paused       atomic.Int64
+	timers       atomic.Int64
+	acceptErrors atomic.Uint64
+}
+
+// Provide lends the loop's read buffer. The backend fills it and hands it
+// to one connection's Complete, which consumes or copies the bytes before
+// returning, so the same space serves every receive (poller contract).
+func (lp *eloop) Provide() ([]byte, int) { return lp.buf, 0 }
+
+// Commit does nothing: the buffer is free again once Complete returns.
+func (lp *eloop) Commit(int, int) {}
+
+// flush is the loop's end-of-iteration hook: it publishes the timer gauge.
+func (lp *eloop) flush() bool {
+	lp.stats.timers.Store(int64(lp.l.Timers()))
+	return false
+}
+
+func (lp *eloop) addConn(c *Conn) {
+	c.index = len(lp.conns)
+	lp.conns = append(lp.conns, c)
+	lp.stats.conns.Add(1)
+	lp.e.conns.Add(1)
+}
+
+func (lp *eloop) removeConn(c *Conn) {
+	last := lp.conns[len(lp.conns)-1]
+	lp.conns[c.index], last.index = last, c.index
+	lp.conns[len(lp.conns)-1] = nil
+	lp.conns = lp.conns[:len(lp.conns)-1]
+	lp.stats.conns.Add(-1)
+	if lp.e.conns.Add(-1) == 0 {
+		lp.e.signalIdle()
+	}
+}

@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/galeio/gale/internal/loop"
+)
+
+// Engine runs event loops that serve connections with a Handler's
+// callbacks. Its methods are safe from any goroutine.
+type Engine struct {
+	handler Handler
+	opts    Options
+	clock   loop.Clock
+	loops   []*eloop
+	next    atomic.Uint32
+	chunks  chunkPool
+	queued  atomic.Int64 // output bytes queued across the engine
+	conns   atomic.Int64
+
+	mu        sync.Mutex
+	listeners []*listener
+	state     int // stateNew, stateRunning, stateStopping, stateStopped
+	idle      chan struct{}
+	done      chan struct{}
+	tick      loop.Timer
+}
+
+const (
+	stateNew = iota
+	stateRunning
+	stateStopping
+	stateStopped
+)
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// New creates an engine with its loops; Listen, Dial and Adopt give it
+// connections, Start runs it.
+func New(h Handler, o Options) (*Engine, error) {
+	if h == nil {
+		return nil, errors.New("engine: nil handler")
+	}
+	o.setDefaults()
+	e := &Engine{handler: h, opts: o, clock: o.clock, done: make(chan struct{})}
+	if e.clock == nil {
+		e.clock = wallClock{}
+	}
+	e.tick.Fire = e.onTick
+	for i := range o.Loops {
+		lp := &eloop{e: e, idx: i, buf: make([]byte, o.ReadBufferSize)}
+		l, err := loop.New(loop.Config{Provider: lp, Clock: o.clock, Flush: lp.flush, Open: o.open})
+		if err != nil {
+			e.discard()
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+		lp.l = l
+		e.loops = append(e.loops, lp)
+		l.Start()
+	}
+	return e, nil
+}
+
+// discard stops loops made by a New that failed.
+func (e *Engine) discard() {
+	for _, lp := range e.loops {
+		lp.l.Stop(nil)
+	}
+}
+
+// Start runs OnBoot and the ticks. Connections are served from New on;
+// Start marks the engine running. It fails once stopped.
+func (e *Engine) Start() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state != stateNew {
+		return ErrEngineStopped
+	}
+	e.state = stateRunning
+	return e.loops[0].l.Post(loop.Func(func(l *loop.Loop) {
+		if e.handler.OnBoot(e) == Shutdown {
+			e.shutdownAsync()
+			return
+		}
+		e.onTick(l.Now())
+	}))
+}
+
+func (e *Engine) onTick(now time.Time) {
+	d, act := e.handler.OnTick()
+	if act == Shutdown {
+		e.shutdownAsync()
+		return
+	}
+	if d > 0 {
+		e.loops[0].l.Schedule(&e.tick, now.Add(d))
+	}
+}
+
+// pick chooses the loop of a new connection from addr's source.
+func (e *Engine) pick(hash uint32) *eloop {
+	if len(e.loops) == 1 {
+		return e.loops[0]
+	}
+	switch e.opts.Balance {
+	case LeastConns:
+		best := e.loops[0]
+		for _, lp := range e.loops[1:] {
+			if lp.stats.conns.Load() < best.stats.conns.Load() {
+				best = lp
+			}
+		}
+		return best
+	case SourceHash:
+		return e.loops[hash%uint32(len(e.loops))]
+	}
+	return e.loops[e.next.Add(1)%uint32(len(e.loops))]
+}
+
+// Conns returns the number of open connections.
+func (e *Engine) Conns() int { return int(e.conns.Load()) }
+
+// signalIdle wakes a Shutdown waiting for the last connection.
+func (e *Engine) signalIdle() {
+	e.mu.Lock()
+	if e.idle != nil {
+		close(e.idle)
+		e.idle = nil
+	}
+	e.mu.Unlock()
+}

@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"errors"
+	"net"
+	"os"
+	"syscall"
+)
+
+var (
+	// ErrWriteBufferFull closes a connection whose queued output would
+	// pass Options.MaxWriteBuffer; Write returns it.
+	ErrWriteBufferFull = errors.New("engine: write buffer full")
+	// ErrEngineStopped is returned by calls after Stop or Shutdown; it
+	// matches net.ErrClosed.
+	ErrEngineStopped = &stoppedError{}
+	// errIdle reports an idle timeout; it matches os.ErrDeadlineExceeded.
+	errIdle = &timeoutError{"engine: idle timeout"}
+	// errReadDeadline and errWriteDeadline report passed deadlines.
+	errReadDeadline  = &timeoutError{"engine: read deadline exceeded"}
+	errWriteDeadline = &timeoutError{"engine: write deadline exceeded"}
+)
+
+type stoppedError struct{}
+
+func (*stoppedError) Error() string        { return "engine stopped" }
+func (*stoppedError) Is(target error) bool { return target == net.ErrClosed }
+
+// timeoutError is a deadline error: a net.Error whose Timeout is true and
+// that matches os.ErrDeadlineExceeded.
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string        { return e.msg }
+func (e *timeoutError) Timeout() bool        { return true }
+func (e *timeoutError) Temporary() bool      { return true }
+func (e *timeoutError) Is(target error) bool { return target == os.ErrDeadlineExceeded }
+
+// opError wraps a failure of op on c once: *net.OpError around
+// *os.SyscallError around the errno.
+func (c *Conn) opError(op string, err error) error {
+	if errno, ok := err.(syscall.Errno); ok {
+		err = os.NewSyscallError(op, errno)
+	}
+	return &net.OpError{Op: op, Net: c.network, Source: c.laddr, Addr: c.raddr, Err: err}
+}

@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"sync"
+	"time"
+
+	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/poller"
+)
+
+// ManualClock is a clock that moves only when a test advances it.
+type ManualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewManualClock returns a clock standing at start.
+func NewManualClock(start time.Time) *ManualClock { return &ManualClock{now: start} }
+
+// Now returns the clock's time.
+func (c *ManualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *ManualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// WithClock sets the clock the engine's loops read.
+func WithClock(o Options, c *ManualClock) Options {
+	o.clock = c
+	return o
+}
+
+// WithBackend wraps every loop's backend with wrap, for fault injection.
+func WithBackend(o Options, wrap func(poller.Backend) poller.Backend) Options {
+	o.open = func(p poller.Provider) (poller.Backend, error) {
+		be, err := poller.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(be), nil
+	}
+	return o
+}
+
+// Poke makes every loop run two full iterations, so that timers have been
+// checked against a clock advanced before the call, and waits for them.
+func (e *Engine) Poke() {
+	for range 2 {
+		var wg sync.WaitGroup
+		for _, lp := range e.loops {
+			wg.Add(1)
+			if lp.l.Post(loop.Func(func(*loop.Loop) { wg.Done() })) != nil {
+				wg.Done()
+			}
+		}
+		wg.Wait()
+	}
+}

@@ -1,0 +1,74 @@
+package engine
+
+import "time"
+
+// Action tells the engine what to do after a callback.
+type Action int
+
+const (
+	// None continues as usual.
+	None Action = iota
+	// Close closes the connection, after writing what it has queued.
+	Close
+	// Shutdown shuts the engine down gracefully (see Engine.Shutdown).
+	Shutdown
+)
+
+// Handler receives a connection's events. Every callback runs on the
+// connection's loop goroutine; a callback that blocks stalls every
+// connection of that loop, so hand long work to another goroutine (and
+// come back with Conn.Write or Conn.Execute).
+//
+// Embed BaseHandler to implement only the callbacks you need.
+type Handler interface {
+	// OnBoot runs once, after Start, on loop 0.
+	OnBoot(e *Engine) Action
+	// OnShutdown runs once, when the engine has stopped.
+	OnShutdown(e *Engine)
+	// OnOpen runs when a connection is accepted, dialed or adopted. out is
+	// written to it first.
+	OnOpen(c *Conn) (out []byte, action Action)
+	// OnData runs when bytes arrived, or when Wake was called. in holds
+	// every byte not yet consumed, and is valid only during the call:
+	// bytes the callback does not consume are kept for the next call.
+	OnData(c *Conn, in *Inbound) Action
+	// OnDeadline runs when a deadline set with SetDeadline,
+	// SetReadDeadline or SetWriteDeadline passes; err matches
+	// os.ErrDeadlineExceeded. With Options.CloseOnDeadline the connection
+	// is then closed whatever the action.
+	OnDeadline(c *Conn, err error) Action
+	// OnClose runs once when the connection is closed; err is nil for a
+	// local Close, io.EOF when the peer closed, and otherwise the reason.
+	OnClose(c *Conn, err error)
+	// OnTick runs on loop 0, first right after OnBoot, then after each
+	// returned delay; a delay <= 0 stops the ticks.
+	OnTick() (delay time.Duration, action Action)
+}
+
+// BaseHandler implements Handler with callbacks that do nothing; OnData
+// discards what it is given, and OnTick asks for no ticks.
+type BaseHandler struct{}
+
+// OnBoot returns None.
+func (BaseHandler) OnBoot(*Engine) Action { return None }
+
+// OnShutdown does nothing.
+func (BaseHandler) OnShutdown(*Engine) {}
+
+// OnOpen returns nil, None.
+func (BaseHandler) OnOpen(*Conn) ([]byte, Action) { return nil, None }
+
+// OnData discards in.
+func (BaseHandler) OnData(_ *Conn, in *Inbound) Action {
+	in.Discard(in.Len())
+	return None
+}
+
+// OnDeadline returns None.
+func (BaseHandler) OnDeadline(*Conn, error) Action { return None }
+
+// OnClose does nothing.
+func (BaseHandler) OnClose(*Conn, error) {}
+
+// OnTick returns 0: no ticks.
+func (BaseHandler) OnTick() (time.Duration, Action) { return 0, None }

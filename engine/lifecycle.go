@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/galeio/gale/internal/loop"
+)
+
+// Shutdown stops the engine gracefully: it closes the listeners, so no new
+// connection is accepted, asks every connection to close once its queued
+// output is written, and waits for them until ctx ends. Connections still
+// open then are closed at once. It returns ctx's error if it had to cut
+// connections short, and ErrEngineStopped if the engine was already
+// stopping. No loop goroutine survives it.
+func (e *Engine) Shutdown(ctx context.Context) error {
+	idle, ok := e.beginStop()
+	if !ok {
+		<-e.done
+		return ErrEngineStopped
+	}
+	for _, lp := range e.loops {
+		lp.l.Post(loop.Func(func(*loop.Loop) {
+			for i := len(lp.conns) - 1; i >= 0; i-- {
+				if i < len(lp.conns) {
+					lp.conns[i].closeGracefully(nil)
+				}
+			}
+		}))
+	}
+	var err error
+	if e.conns.Load() > 0 {
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	e.stopLoops()
+	return err
+}
+
+// Stop closes every connection at once (OnClose gets ErrEngineStopped),
+// stops the loops and runs OnShutdown. It returns ErrEngineStopped if the
+// engine was already stopping.
+func (e *Engine) Stop() error {
+	if _, ok := e.beginStop(); !ok {
+		<-e.done
+		return ErrEngineStopped
+	}
+	e.stopLoops()
+	return nil
+}
+
+// Done is closed once the engine has stopped.
+func (e *Engine) Done() <-chan struct{} { return e.done }
+
+// beginStop moves the engine to stopping and closes its listeners. ok is
+// false if it was stopping already.
+func (e *Engine) beginStop() (idle chan struct{}, ok bool) {
+	e.mu.Lock()
+	if e.state >= stateStopping {
+		e.mu.Unlock()
+		return nil, false
+	}
+	e.state = stateStopping
+	e.idle = make(chan struct{})
+	idle = e.idle
+	lns := e.listeners
+	e.listeners = nil
+	e.mu.Unlock()
+	for _, ln := range lns {
+		ln.close()
+	}
+	return idle, true
+}
+
+// stopLoops closes what is left and ends the loops.
+func (e *Engine) stopLoops() {
+	for _, lp := range e.loops {
+		lp.l.Stop(func(*loop.Loop) {
+			for len(lp.conns) > 0 {
+				lp.conns[len(lp.conns)-1].fail(ErrEngineStopped)
+			}
+		})
+	}
+	e.mu.Lock()
+	e.state = stateStopped
+	e.mu.Unlock()
+	e.handler.OnShutdown(e)
+	close(e.done)
+}
+
+// shutdownAsync starts a graceful shutdown from a callback, which must not
+// wait for the loops.
+func (e *Engine) shutdownAsync() {
+	go e.Shutdown(context.Background())
+}

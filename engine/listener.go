@@ -1,0 +1,233 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/sock"
+	"golang.org/x/sys/unix"
+)
+
+// Accept back-off: when accept(2) fails for want of resources (EMFILE,
+// ENFILE, ENOBUFS, ENOMEM), the listener waits before trying again, from
+// minBackoff doubling to maxBackoff, instead of spinning on a connection
+// it cannot take.
+const (
+	minBackoff = 5 * time.Millisecond
+	maxBackoff = time.Second
+)
+
+// listener accepts connections for the engine on one loop.
+type listener struct {
+	e       *Engine
+	lp      *eloop
+	fd      int
+	tag     poller.Tag
+	network string
+	addr    net.Addr
+	path    string // a unix socket's file, removed on close
+	backoff time.Duration
+	retry   loop.Timer
+	closed  bool
+}
+
+// Listen opens a listener on network ("tcp", "tcp4", "tcp6", "unix" or
+// "udp", "udp4", "udp6") and addr, and returns its address. With
+// Options.ReusePort, TCP and UDP get one socket per loop. A UDP socket is
+// served as one Conn whose OnData sees each datagram with its source.
+func (e *Engine) Listen(network, addr string) (net.Addr, error) {
+	e.mu.Lock()
+	stopped := e.state >= stateStopping
+	e.mu.Unlock()
+	if stopped {
+		return nil, ErrEngineStopped
+	}
+	switch network {
+	case "udp", "udp4", "udp6":
+		return e.listenUDP(network, addr)
+	case "tcp", "tcp4", "tcp6", "unix":
+	default:
+		return nil, fmt.Errorf("engine: listen: unsupported network %q", network)
+	}
+	n := 1
+	if e.opts.ReusePort && network != "unix" {
+		n = len(e.loops)
+	}
+	var first net.Addr
+	for i := range n {
+		fd, a, err := listenFD(network, addr, n > 1)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			first, addr = a, a.String() // later sockets bind the same port
+		}
+		ln := &listener{e: e, lp: e.loops[i], fd: fd, network: network, addr: a}
+		if network == "unix" {
+			ln.path = a.String()
+		}
+		ln.retry.Fire = ln.resume
+		if err := e.addListener(ln); err != nil {
+			return nil, err
+		}
+	}
+	return first, nil
+}
+
+func (e *Engine) addListener(ln *listener) error {
+	e.mu.Lock()
+	if e.state >= stateStopping {
+		e.mu.Unlock()
+		sock.Close(ln.fd)
+		return ErrEngineStopped
+	}
+	e.listeners = append(e.listeners, ln)
+	e.mu.Unlock()
+	return ln.lp.l.Post(loop.Func(ln.start))
+}
+
+// listenFD opens a listening socket with package net (for address
+// resolution and options) and keeps a close-on-exec, non-blocking
+// duplicate of its descriptor.
+func listenFD(network, addr string, reusePort bool) (int, net.Addr, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		if !reusePort {
+			return nil
+		}
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+		})
+		return errors.Join(err, serr)
+	}}
+	ln, err := lc.Listen(context.Background(), network, addr)
+	if err != nil {
+		return -1, nil, err
+	}
+	if ul, ok := ln.(*net.UnixListener); ok {
+		ul.SetUnlinkOnClose(false) // the engine's copy still listens
+	}
+	defer ln.Close()
+	fd, err := sock.DupConn(ln.(syscall.Conn))
+	if err != nil {
+		return -1, nil, err
+	}
+	return fd, ln.Addr(), nil
+}
+
+func (ln *listener) start(l *loop.Loop) {
+	if ln.closed {
+		return
+	}
+	tag, err := l.Attach(ln.fd, true, ln)
+	if err != nil {
+		sock.Close(ln.fd)
+		ln.closed = true
+		return
+	}
+	ln.tag = tag
+	l.Backend().Accept(tag)
+}
+
+// Complete handles an accept's completion.
+func (ln *listener) Complete(l *loop.Loop, p *poller.Completion) {
+	switch p.Err {
+	case 0:
+		ln.backoff = 0
+		ln.accepted(p.N, p.From)
+		l.Backend().Accept(ln.tag)
+	case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
+		ln.lp.stats.acceptErrors.Add(1)
+		ln.backoff = min(max(2*ln.backoff, minBackoff), maxBackoff)
+		l.Schedule(&ln.retry, l.Now().Add(ln.backoff))
+	case unix.ECANCELED:
+	default:
+		ln.lp.stats.acceptErrors.Add(1)
+		l.Backend().Accept(ln.tag)
+	}
+}
+
+func (ln *listener) resume(time.Time) {
+	if !ln.closed {
+		ln.lp.l.Backend().Accept(ln.tag)
+	}
+}
+
+// accepted hands a new connection to its loop.
+func (ln *listener) accepted(fd int, from unix.Sockaddr) {
+	e := ln.e
+	raddr := sockaddrAddr(ln.network, from)
+	laddr := ln.addr
+	if sa, err := unix.Getsockname(fd); err == nil {
+		laddr = sockaddrAddr(ln.network, sa)
+	}
+	target := ln.lp
+	if !e.opts.ReusePort {
+		target = e.pick(addrHash(raddr))
+	}
+	c := newConn(e, target, fd, true, ln.network, laddr, raddr)
+	if target == ln.lp {
+		c.attach(ln.lp.l)
+		return
+	}
+	if target.l.Post(loop.Func(c.attach)) != nil {
+		sock.Close(fd)
+	}
+}
+
+// close stops accepting: the loop releases the socket.
+func (ln *listener) close() {
+	ln.lp.l.Post(loop.Func(func(l *loop.Loop) {
+		if ln.closed {
+			return
+		}
+		ln.closed = true
+		l.Unschedule(&ln.retry)
+		l.Release(ln.tag)
+		sock.Close(ln.fd)
+		if ln.path != "" {
+			os.Remove(ln.path)
+		}
+	}))
+}
+
+func addrHash(a net.Addr) uint32 {
+	h := fnv.New32a()
+	switch a := a.(type) {
+	case *net.TCPAddr:
+		h.Write(a.IP)
+	case nil:
+	default:
+		h.Write([]byte(a.String()))
+	}
+	return h.Sum32()
+}
+
+// sockaddrAddr converts a socket address for network to a net.Addr.
+func sockaddrAddr(network string, sa unix.Sockaddr) net.Addr {
+	switch sa := sa.(type) {
+	case *unix.SockaddrInet4:
+		ip := net.IP(append([]byte(nil), sa.Addr[:]...))
+		if network == "udp" || network == "udp4" || network == "udp6" {
+			return &net.UDPAddr{IP: ip, Port: sa.Port}
+		}
+		return &net.TCPAddr{IP: ip, Port: sa.Port}
+	case *unix.SockaddrInet6:
+		ip := net.IP(append([]byte(nil), sa.Addr[:]...))
+		if network == "udp" || network == "udp4" || network == "udp6" {
+			return &net.UDPAddr{IP: ip, Port: sa.Port}
+		}
+		return &net.TCPAddr{IP: ip, Port: sa.Port}
+	case *unix.SockaddrUnix:
+		return &net.UnixAddr{Name: sa.Name, Net: "unix"}
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+
+	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/sock"
+	"golang.org/x/sys/unix"
+)
+
+var (
+	// ErrDetached is OnClose's error for a connection taken back by Detach.
+	ErrDetached = errors.New("engine: connection detached")
+
+	errUDPWrite        = errors.New("use WriteTo on a UDP socket")
+	errUnsupportedConn = fmt.Errorf("engine: connection without a descriptor: %w", errors.ErrUnsupported)
+)
+
+// udpState is what a UDP socket's Conn has beyond a stream's.
+type udpState struct {
+	buf []byte // datagrams are received here: each UDP socket has its own
+}
+
+// listenUDP opens a UDP socket (one per loop with ReusePort) served as a
+// Conn per socket.
+func (e *Engine) listenUDP(network, addr string) (net.Addr, error) {
+	n := 1
+	if e.opts.ReusePort {
+		n = len(e.loops)
+	}
+	var first net.Addr
+	for i := range n {
+		lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+			if n == 1 {
+				return nil
+			}
+			var serr error
+			err := rc.Control(func(fd uintptr) {
+				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+			})
+			return errors.Join(err, serr)
+		}}
+		pc, err := lc.ListenPacket(context.Background(), network, addr)
+		if err != nil {
+			return nil, err
+		}
+		fd, err := sock.DupConn(pc.(syscall.Conn))
+		a := pc.LocalAddr()
+		pc.Close()
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			first, addr = a, a.String()
+		}
+		lp := e.loops[i]
+		c := newConn(e, lp, fd, false, network, a, nil)
+		c.udp = &udpState{buf: make([]byte, 64<<10)}
+		if lp.l.Post(loop.Func(c.attach)) != nil {
+			sock.Close(fd)
+			return nil, ErrEngineStopped
+		}
+	}
+	return first, nil
+}
+
+// WriteTo sends p as one datagram to addr from a UDP socket's Conn. It
+// writes directly from the calling goroutine; a datagram the socket cannot
+// take now fails (EAGAIN) rather than queueing, as UDP may drop anyway.
+func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
+	if c.udp == nil {
+		return 0, c.opError("write", errors.New("WriteTo needs a UDP socket"))
+	}
+	ua, ok := addr.(*net.UDPAddr)
+	if !ok {
+		return 0, c.opError("write", fmt.Errorf("WriteTo: %T is not a *net.UDPAddr", addr))
+	}
+	var sa unix.Sockaddr
+	if ip4 := ua.IP.To4(); ip4 != nil {
+		s := &unix.SockaddrInet4{Port: ua.Port}
+		copy(s.Addr[:], ip4)
+		sa = s
+	} else {
+		s := &unix.SockaddrInet6{Port: ua.Port}
+		copy(s.Addr[:], ua.IP.To16())
+		sa = s
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return 0, c.opError("write", net.ErrClosed)
+	}
+	if err := unix.Sendto(c.fd, p, 0, sa); err != nil {
+		return 0, c.opError("write", err)
+	}
+	c.lp.stats.bytesOut.Add(uint64(len(p)))
+	return len(p), nil
+}
