@@ -44,7 +44,7 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
 	}
 	laddr, raddr := nc.LocalAddr(), nc.RemoteAddr()
 	nc.Close()
-	lp := e.pick(addrHash(raddr))
+	lp := e.pick(raddr)
 	c := newConn(e, lp, fd, sock.IsStream(fd), laddr.Network(), laddr, raddr)
 	if lp.l.Post(loop.Func(c.attach)) != nil {
 		sock.Close(fd)

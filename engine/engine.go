@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,8 +104,8 @@ func (e *Engine) onTick(now time.Time) {
 	}
 }
 
-// pick chooses the loop of a new connection from addr's source.
-func (e *Engine) pick(hash uint32) *eloop {
+// pick chooses the loop of a new connection from raddr, its peer.
+func (e *Engine) pick(raddr net.Addr) *eloop {
 	if len(e.loops) == 1 {
 		return e.loops[0]
 	}
@@ -118,7 +119,7 @@ func (e *Engine) pick(hash uint32) *eloop {
 		}
 		return best
 	case SourceHash:
-		return e.loops[hash%uint32(len(e.loops))]
+		return e.loops[addrHash(raddr)%uint32(len(e.loops))]
 	}
 	return e.loops[e.next.Add(1)%uint32(len(e.loops))]
 }

@@ -171,7 +171,7 @@ func (ln *listener) accepted(fd int, from unix.Sockaddr) {
 	}
 	target := ln.lp
 	if !e.opts.ReusePort {
-		target = e.pick(addrHash(raddr))
+		target = e.pick(raddr)
 	}
 	c := newConn(e, target, fd, true, ln.network, laddr, raddr)
 	if target == ln.lp {
