@@ -48,6 +48,7 @@ func (c *Conn) finish() {
 	c.releaseOutput()
 	c.mu.Unlock()
 	c.e.queued.Add(-int64(dropped))
+	c.lp.stats.queued.Add(-int64(dropped))
 	l := c.lp.l
 	l.Unschedule(&c.readDL)
 	l.Unschedule(&c.writeDL)

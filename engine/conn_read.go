@@ -26,6 +26,9 @@ func (c *Conn) attach(l *loop.Loop) {
 	}
 	c.tag, c.attached = tag, true
 	c.lp.addConn(c)
+	if d := c.e.opts.TCPKeepAlive; d != 0 && c.stream && c.udp == nil && isTCP(c.network) {
+		sock.SetKeepAlive(c.fd, d) // best effort, as in package net
+	}
 	c.touch()
 	if d := c.e.opts.IdleTimeout; d > 0 {
 		l.Schedule(&c.idle, l.Now().Add(d))
@@ -137,4 +140,8 @@ func (c *Conn) act(a Action) bool {
 func (c *Conn) peerClosed() {
 	c.eof = true
 	c.closeGracefully(io.EOF)
+}
+
+func isTCP(network string) bool {
+	return network == "tcp" || network == "tcp4" || network == "tcp6"
 }

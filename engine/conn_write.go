@@ -95,6 +95,7 @@ func (c *Conn) CloseWrite() error {
 func (c *Conn) enqueue(p []byte) {
 	c.outN += len(p)
 	c.e.queued.Add(int64(len(p)))
+	c.lp.stats.queued.Add(int64(len(p)))
 	for len(p) > 0 {
 		var ch *chunk
 		if n := len(c.out); n > 0 && c.out[n-1].w < len(c.out[n-1].buf) {
@@ -184,6 +185,7 @@ func (c *Conn) sent(p *poller.Completion) {
 func (c *Conn) consume(n int) {
 	c.outN -= n
 	c.e.queued.Add(-int64(n))
+	c.lp.stats.queued.Add(-int64(n))
 	i := 0
 	for ; i < len(c.out) && n > 0; i++ {
 		ch := c.out[i]

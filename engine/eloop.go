@@ -24,6 +24,7 @@ type loopCounters struct {
 	conns        atomic.Int64
 	bytesIn      atomic.Uint64
 	bytesOut     atomic.Uint64
+	queued       atomic.Int64
 	paused       atomic.Int64
 	timers       atomic.Int64
 	acceptErrors atomic.Uint64

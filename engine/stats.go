@@ -6,6 +6,8 @@ type LoopStats struct {
 	Conns int
 	// BytesIn and BytesOut count bytes read and written since the start.
 	BytesIn, BytesOut uint64
+	// Queued is the output queued on the loop's connections, in bytes.
+	Queued int64
 	// Paused counts connections whose reading is stopped by backpressure.
 	Paused int
 	// Timers is the number of scheduled timers (deadlines, idle timeouts).
@@ -29,6 +31,7 @@ func (s Stats) Total() LoopStats {
 		t.Conns += l.Conns
 		t.BytesIn += l.BytesIn
 		t.BytesOut += l.BytesOut
+		t.Queued += l.Queued
 		t.Paused += l.Paused
 		t.Timers += l.Timers
 		t.AcceptErrors += l.AcceptErrors
@@ -46,6 +49,7 @@ func (e *Engine) Stats() Stats {
 			Conns:        int(c.conns.Load()),
 			BytesIn:      c.bytesIn.Load(),
 			BytesOut:     c.bytesOut.Load(),
+			Queued:       c.queued.Load(),
 			Paused:       int(c.paused.Load()),
 			Timers:       int(c.timers.Load()),
 			AcceptErrors: c.acceptErrors.Load(),

@@ -1,6 +1,10 @@
 package sock
 
-import "golang.org/x/sys/unix"
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
 
 // keepAliveParams are the keep-alive timings, tcp(7).
 type keepAliveParams struct{ idle, intvl, cnt int }
@@ -24,4 +28,20 @@ func (k keepAliveParams) restore(fd int) error {
 		return err
 	}
 	return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPCNT, k.cnt)
+}
+
+// SetKeepAlive turns TCP keep-alive on with d as both the idle time and
+// the probe interval (as package net does), or off when d is negative.
+func SetKeepAlive(fd int, d time.Duration) error {
+	if d < 0 {
+		return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 0)
+	}
+	secs := max(int((d+time.Second-1)/time.Second), 1)
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1); err != nil {
+		return err
+	}
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, secs); err != nil {
+		return err
+	}
+	return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, secs)
 }

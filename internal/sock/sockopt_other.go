@@ -2,6 +2,12 @@
 
 package sock
 
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
 // keepAliveParams would hold the keep-alive timings; the portable x/sys
 // API names them differently per BSD, so they are left as net sets them.
 type keepAliveParams struct{}
@@ -9,3 +15,13 @@ type keepAliveParams struct{}
 func saveKeepAlive(fd int) keepAliveParams { return keepAliveParams{} }
 
 func (keepAliveParams) restore(fd int) error { return nil }
+
+// SetKeepAlive turns TCP keep-alive on, or off when d is negative. The
+// timings are left to the system: their option names differ per BSD.
+func SetKeepAlive(fd int, d time.Duration) error {
+	on := 1
+	if d < 0 {
+		on = 0
+	}
+	return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, on)
+}
