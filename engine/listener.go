@@ -43,6 +43,7 @@ type listener struct {
 // "udp", "udp4", "udp6") and addr, and returns its address. With
 // Options.ReusePort, TCP and UDP get one socket per loop. A UDP socket is
 // served as one Conn whose OnData sees each datagram with its source.
+// Accepted TCP connections have TCP_NODELAY set, as in package net.
 func (e *Engine) Listen(network, addr string) (net.Addr, error) {
 	e.mu.Lock()
 	stopped := e.state >= stateStopping
@@ -164,6 +165,11 @@ func (ln *listener) resume(time.Time) {
 // accepted hands a new connection to its loop.
 func (ln *listener) accepted(fd int, from unix.Sockaddr) {
 	e := ln.e
+	if isTCP(ln.network) {
+		// As package net does for every TCP connection: small replies go
+		// out at once instead of waiting on Nagle's algorithm.
+		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	}
 	raddr := sockaddrAddr(ln.network, from)
 	laddr := ln.addr
 	if sa, err := unix.Getsockname(fd); err == nil {
