@@ -37,6 +37,9 @@ func (c *Conn) attach(l *loop.Loop) {
 	if len(out) > 0 {
 		c.Write(out)
 	}
+	if c.lp.draining {
+		act = Close // Shutdown has begun: serve nothing new
+	}
 	if c.act(act) {
 		c.flush()
 		c.startRead()

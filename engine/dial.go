@@ -20,6 +20,9 @@ func (e *Engine) Dial(network, addr string) (*Conn, error) {
 // attempt. The connect itself uses package net (resolution, happy
 // eyeballs, timeouts); the connection then moves to a loop.
 func (e *Engine) DialContext(ctx context.Context, network, addr string) (*Conn, error) {
+	if e.stopping() {
+		return nil, ErrEngineStopped
+	}
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, addr)
 	if err != nil {
@@ -34,6 +37,9 @@ func (e *Engine) DialContext(ctx context.Context, network, addr string) (*Conn, 
 // expose its descriptor (syscall.Conn), or Adopt returns an error matching
 // errors.ErrUnsupported.
 func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
+	if e.stopping() {
+		return nil, ErrEngineStopped
+	}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return nil, errUnsupportedConn

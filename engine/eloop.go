@@ -16,7 +16,11 @@ type eloop struct {
 	buf   []byte // the read buffer; valid for one OnData at a time
 	in    Inbound
 	conns []*Conn
-	stats loopCounters
+	// draining is set by Shutdown's close task: a connection attached
+	// afterwards (accepted just before the listener closed, posted from
+	// another loop) is closed as soon as it opens.
+	draining bool
+	stats    loopCounters
 }
 
 // loopCounters are read by Stats from any goroutine.

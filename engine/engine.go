@@ -136,3 +136,10 @@ func (e *Engine) signalIdle() {
 	}
 	e.mu.Unlock()
 }
+
+// stopping reports whether Shutdown or Stop has begun.
+func (e *Engine) stopping() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state >= stateStopping
+}

@@ -20,6 +20,7 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	}
 	for _, lp := range e.loops {
 		lp.l.Post(loop.Func(func(*loop.Loop) {
+			lp.draining = true
 			for i := len(lp.conns) - 1; i >= 0; i-- {
 				if i < len(lp.conns) {
 					lp.conns[i].closeGracefully(nil)

@@ -45,10 +45,7 @@ type listener struct {
 // served as one Conn whose OnData sees each datagram with its source.
 // Accepted TCP connections have TCP_NODELAY set, as in package net.
 func (e *Engine) Listen(network, addr string) (net.Addr, error) {
-	e.mu.Lock()
-	stopped := e.state >= stateStopping
-	e.mu.Unlock()
-	if stopped {
+	if e.stopping() {
 		return nil, ErrEngineStopped
 	}
 	switch network {
