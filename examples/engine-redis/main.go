@@ -118,14 +118,9 @@ func (srv *server) OnData(c *engine.Conn, in *engine.Inbound) engine.Action {
 			return engine.Close
 		}
 		if !more {
-			break
+			return engine.None
 		}
 	}
-	if in.Len() > maxRequest {
-		c.Write(appendError(s.out, protocolError("too big request").Error()))
-		return engine.Close
-	}
-	return engine.None
 }
 
 // release returns s to the pool, without references into the connection's
@@ -145,7 +140,8 @@ func (srv *server) release(s *session) {
 // before a command, reporting more, once s.out holds flushSize bytes, so
 // that the caller can write them before calling again. quit means the
 // connection must close after the replies: the client sent QUIT or broke
-// the protocol (the reply then says how).
+// the protocol (the reply then says how), maybe by leaving an unfinished
+// command of more than maxRequest bytes.
 func (srv *server) exec(b []byte, s *session) (n int, more, quit bool) {
 	for n < len(b) {
 		if len(s.out) >= flushSize {
@@ -158,6 +154,10 @@ func (srv *server) exec(b []byte, s *session) (n int, more, quit bool) {
 			return n, false, true
 		}
 		if k == 0 {
+			if len(b)-n > maxRequest {
+				s.out = appendError(s.out, protocolError("too big request").Error())
+				return n, false, true
+			}
 			break // the rest of the command is still to come
 		}
 		n += k

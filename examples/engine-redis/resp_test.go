@@ -195,9 +195,6 @@ func feed(srv *server, chunks ...[]byte) (out []byte, closed bool) {
 				break
 			}
 		}
-		if len(pending) > maxRequest {
-			return appendError(out, protocolError("too big request").Error()), true
-		}
 	}
 	return out, false
 }
@@ -217,4 +214,18 @@ func FuzzExec(f *testing.F) {
 			t.Fatalf("replies to %q = %q (closed %v); split at %d: %q (closed %v)", b, whole, wq, k, split, sq)
 		}
 	})
+}
+
+func TestTooBigRequest(t *testing.T) {
+	// Two arguments of maxBulk bytes each, the second unfinished: past
+	// maxRequest bytes the server gives up.
+	head := []byte("*3\r\n$3\r\nSET\r\n$" + strconv.Itoa(maxBulk) + "\r\n")
+	arg := append(bytes.Repeat([]byte{'v'}, maxBulk), "\r\n$"+strconv.Itoa(maxBulk)+"\r\n"...)
+	want := "-ERR Protocol error: too big request\r\n"
+	if out, closed := feed(newServer(), head, arg, arg[:maxRequest-len(head)-len(arg)]); len(out) != 0 || closed {
+		t.Fatalf("replies to maxRequest bytes of a command = %q, closed %v, want none, open", out, closed)
+	}
+	if out, closed := feed(newServer(), head, arg, arg[:maxRequest-len(head)-len(arg)+1]); string(out) != want || !closed {
+		t.Fatalf("replies to maxRequest+1 bytes of a command = %q, closed %v, want %q, closed", out, closed, want)
+	}
 }
