@@ -341,14 +341,30 @@ func etHead(b []byte) []byte {
 }
 
 // etPattern returns n bytes of a pattern that makes a lost, repeated or
-// reordered stretch show: byte i is a function of i.
+// reordered stretch show: its period, 65521 bytes, is prime, so it lines
+// up with no buffer or chunk size. The slice is shared: do not modify it.
 func etPattern(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i*7 + i>>8 + i>>16)
+	etPatternOnce.Do(func() {
+		const period = 65521
+		b := make([]byte, period, 40<<20)
+		for j := range b {
+			b[j] = byte(j*7 + j>>8)
+		}
+		for len(b) < cap(b) {
+			b = append(b, b[:min(len(b), cap(b)-len(b))]...)
+		}
+		etPatternBuf = b
+	})
+	if n > len(etPatternBuf) {
+		panic("etPattern: too long")
 	}
-	return b
+	return etPatternBuf[:n:n]
 }
+
+var (
+	etPatternOnce sync.Once
+	etPatternBuf  []byte
+)
 
 // etCheckPattern reports the first offset where got differs from
 // etPattern, or -1.
