@@ -88,7 +88,7 @@ func TestConcurrentWrite(t *testing.T) {
 							if api == "Write" {
 								n, err = c.Write(m)
 							} else {
-								n, err = c.Writev(etPieces(m, 8))
+								n, err = c.Writev(etPieces(m, 64))
 							}
 							if n != len(m) || err != nil {
 								t.Errorf("%s(%d bytes) = %d, %v", api, len(m), n, err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -202,10 +203,18 @@ func TestBalanceLeastConnsBusyLoop(t *testing.T) {
 	}
 }
 
-// TestListenAfterStop checks that Listen fails once the engine stopped.
+// TestListenAfterStop checks that Stop removes a unix listener's socket
+// file and that Listen fails once the engine stopped.
 func TestListenAfterStop(t *testing.T) {
 	e := etStart(t, etNewHandler(), engine.Options{Loops: 1})
+	ua := etListen(t, e, "unix")
+	if _, err := os.Stat(ua.String()); err != nil {
+		t.Fatalf("unix listener's file: %v", err)
+	}
 	e.Stop()
+	if _, err := os.Stat(ua.String()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("unix listener's file after Stop: %v, want it removed", err)
+	}
 	for _, network := range []string{"tcp", "unix", "udp"} {
 		if _, err := e.Listen(network, etAddr(t, network)); !errors.Is(err, engine.ErrEngineStopped) {
 			t.Errorf("Listen(%s) after Stop = %v, want ErrEngineStopped", network, err)

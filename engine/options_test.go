@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/galeio/gale/engine"
 )
@@ -57,4 +58,36 @@ func TestReadBufferSize(t *testing.T) {
 	if i := etCheckPattern(got.Bytes()); i >= 0 {
 		t.Errorf("difference at %d", i)
 	}
+}
+
+// TestStats checks the per-loop counters against known traffic, and the
+// timer gauge against a deadline set and cancelled.
+func TestStats(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		clk := engine.NewManualClock(etT0)
+		h := etEchoHandler()
+		e, c, peer := etServe(t, h, engine.WithClock(engine.Options{Loops: 1}, clk), network)
+		msg := string(etPattern(1000))
+		etEchoes(t, peer, msg)
+		s := e.Stats()
+		want := engine.LoopStats{Conns: 1, BytesIn: 1000, BytesOut: 1000}
+		if s.Loops[0] != want || s.Total() != want || s.Queued != 0 {
+			t.Errorf("Stats() = %+v, want one loop of %+v and nothing queued", s, want)
+		}
+		c.SetReadDeadline(clk.Now().Add(time.Minute))
+		e.Poke()
+		if n := e.Stats().Total().Timers; n != 1 {
+			t.Errorf("Timers = %d with a read deadline set, want 1", n)
+		}
+		c.SetReadDeadline(time.Time{})
+		e.Poke()
+		if n := e.Stats().Total().Timers; n != 0 {
+			t.Errorf("Timers = %d once it is cancelled, want 0", n)
+		}
+		c.Close()
+		etClosed(t, h)
+		if n := e.Stats().Total().Conns; n != 0 {
+			t.Errorf("Conns = %d after the close, want 0", n)
+		}
+	})
 }
