@@ -17,7 +17,6 @@ import (
 type etFlood struct {
 	cap      int         // write only while the queue stays within cap
 	overflow atomic.Bool // write regardless: the next Write passes the cap
-	stop     atomic.Bool
 	calls    atomic.Int64 // OnData calls
 	maxOut   atomic.Int64 // the largest OutboundBuffered seen
 	writeErr atomic.Pointer[error]
@@ -39,19 +38,29 @@ func etFloodOrEcho(cap int) func(c *engine.Conn, in *engine.Inbound) engine.Acti
 		}
 		in.Discard(in.Len())
 		st.calls.Add(1)
-		if st.stop.Load() || st.writeErr.Load() != nil {
+		if st.writeErr.Load() != nil {
 			return engine.None
 		}
+		wrote := false
 		if st.overflow.Load() || c.OutboundBuffered()+len(etChunk64K) <= st.cap {
 			if _, err := c.Write(etChunk64K); err != nil {
 				st.writeErr.Store(&err)
 				return engine.None
 			}
+			wrote = true
 		}
 		if n := int64(c.OutboundBuffered()); n > st.maxOut.Load() {
 			st.maxOut.Store(n)
 		}
-		c.Wake()
+		if wrote {
+			c.Wake() // at once: there may be room for more
+		} else {
+			// Full: look again in a millisecond (OnDeadline wakes it).
+			// Waking at once would spin: the loop would never sleep, and
+			// with GOMAXPROCS=1 the test's own clients would get the
+			// processor only when the scheduler preempts it.
+			c.SetWriteDeadline(time.Now().Add(time.Millisecond))
+		}
 		return engine.None
 	}
 }
@@ -107,6 +116,10 @@ func TestBackpressureFlood(t *testing.T) {
 	const trips = 1000
 	h := etNewHandler()
 	h.data = etFloodOrEcho(limit)
+	h.deadline = func(c *engine.Conn, _ error) engine.Action {
+		c.Wake()
+		return engine.None
+	}
 	e := etStart(t, h, engine.Options{Loops: 1, MaxWriteBuffer: limit})
 	a := etListen(t, e, "tcp")
 	var good []net.Conn

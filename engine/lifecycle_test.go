@@ -37,15 +37,16 @@ func TestShutdownDrains(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), etWait)
 		defer cancel()
 		done := etShutdown(ctx, e)
-		e.Poke()
+		if ev := etClosed(t, h); ev.err != nil {
+			t.Errorf("OnClose(err = %v) of the idle conn, want nil", ev.err)
+		}
+		// The listeners' close was posted before the conns'; let every
+		// loop run what was posted so far.
 		e.Poke()
 		select {
 		case err := <-done:
 			t.Fatalf("Shutdown returned %v with %d bytes queued", err, c.OutboundBuffered())
 		default:
-		}
-		if ev := etClosed(t, h); ev.err != nil {
-			t.Errorf("OnClose(err = %v) of the idle conn, want nil", ev.err)
 		}
 		etExpectEOF(t, idle)
 		if nc, err := net.DialTimeout(a.Network(), a.String(), etWait); err == nil {

@@ -69,6 +69,7 @@ func TestStats(t *testing.T) {
 		e, c, peer := etServe(t, h, engine.WithClock(engine.Options{Loops: 1}, clk), network)
 		msg := string(etPattern(1000))
 		etEchoes(t, peer, msg)
+		etDo(t, c, func(*engine.Conn) {}) // OnData, which counts after writing, has returned
 		s := e.Stats()
 		want := engine.LoopStats{Conns: 1, BytesIn: 1000, BytesOut: 1000}
 		if s.Loops[0] != want || s.Total() != want || s.Queued != 0 {
