@@ -15,8 +15,8 @@ import (
 // etFlood is the state of a connection whose handler writes 64 KiB at
 // every OnData and wakes itself again, to a peer that never reads.
 type etFlood struct {
-	cap      int         // write only while the queue stays within cap
-	overflow atomic.Bool // write regardless: the next Write passes the cap
+	cap      int          // write only while the queue stays within cap
+	overflow atomic.Bool  // write regardless: the next Write passes the cap
 	calls    atomic.Int64 // OnData calls
 	maxOut   atomic.Int64 // the largest OutboundBuffered seen
 	writeErr atomic.Pointer[error]
