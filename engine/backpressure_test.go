@@ -1,0 +1,317 @@
+package engine_test
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/engine"
+)
+
+// etFlood is the state of a connection whose handler writes 64 KiB at
+// every OnData and wakes itself again, to a peer that never reads.
+type etFlood struct {
+	cap      int          // write only while the queue stays within cap
+	overflow atomic.Bool  // write regardless: the next Write passes the cap
+	calls    atomic.Int64 // OnData calls
+	maxOut   atomic.Int64 // the largest OutboundBuffered seen
+	writeErr atomic.Pointer[error]
+}
+
+var etChunk64K = bytes.Repeat([]byte("f"), 64<<10)
+
+// etFloodOrEcho floods connections whose first bytes are "FLOOD" and
+// echoes the others.
+func etFloodOrEcho(cap int) func(c *engine.Conn, in *engine.Inbound) engine.Action {
+	return func(c *engine.Conn, in *engine.Inbound) engine.Action {
+		st, _ := c.Context().(*etFlood)
+		if st == nil && bytes.HasPrefix(in.Bytes(), []byte("FLOOD")) {
+			st = &etFlood{cap: cap}
+			c.SetContext(st)
+		}
+		if st == nil {
+			return etEcho(c, in)
+		}
+		in.Discard(in.Len())
+		st.calls.Add(1)
+		if st.writeErr.Load() != nil {
+			return engine.None
+		}
+		wrote := false
+		if st.overflow.Load() || c.OutboundBuffered()+len(etChunk64K) <= st.cap {
+			if _, err := c.Write(etChunk64K); err != nil {
+				st.writeErr.Store(&err)
+				return engine.None
+			}
+			wrote = true
+		}
+		if n := int64(c.OutboundBuffered()); n > st.maxOut.Load() {
+			st.maxOut.Store(n)
+		}
+		if wrote {
+			c.Wake() // at once: there may be room for more
+		} else {
+			// Full: look again in a millisecond (OnDeadline wakes it).
+			// Waking at once would spin: the loop would never sleep, and
+			// with GOMAXPROCS=1 the test's own clients would get the
+			// processor only when the scheduler preempts it.
+			c.SetWriteDeadline(time.Now().Add(time.Millisecond))
+		}
+		return engine.None
+	}
+}
+
+// etRoundTrips runs n 1 KiB echo round trips on each peer at once and
+// returns how long they took.
+func etRoundTrips(t *testing.T, peers []net.Conn, n int) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, p := range peers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			msg := bytes.Repeat([]byte{byte('a' + i)}, 1024)
+			buf := make([]byte, len(msg))
+			p.SetDeadline(time.Now().Add(etWait))
+			defer p.SetDeadline(time.Time{})
+			for k := range n {
+				if _, err := p.Write(msg); err != nil {
+					t.Errorf("peer %d round trip %d: %v", i, k, err)
+					return
+				}
+				if err := etReadInto(p, buf); err != nil || !bytes.Equal(buf, msg) {
+					t.Errorf("peer %d round trip %d: %v, %q...", i, k, err, buf[:8])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+func etReadInto(c net.Conn, b []byte) error {
+	for n := 0; n < len(b); {
+		k, err := c.Read(b[n:])
+		if err != nil {
+			return err
+		}
+		n += k
+	}
+	return nil
+}
+
+// TestBackpressureFlood checks the engine against a handler that floods a
+// peer that never reads: reading from it pauses above WriteHighWater, its
+// queue never passes MaxWriteBuffer, the Write that would pass it fails
+// with ErrWriteBufferFull and closes it, and meanwhile four other
+// connections of the same loop keep being served.
+func TestBackpressureFlood(t *testing.T) {
+	const limit = 4 << 20
+	const trips = 1000
+	h := etNewHandler()
+	h.data = etFloodOrEcho(limit)
+	h.deadline = func(c *engine.Conn, _ error) engine.Action {
+		c.Wake()
+		return engine.None
+	}
+	e := etStart(t, h, engine.Options{Loops: 1, MaxWriteBuffer: limit})
+	a := etListen(t, e, "tcp")
+	var good []net.Conn
+	for range 4 {
+		good = append(good, etDial(t, a))
+		etOpened(t, h)
+	}
+	before := etRoundTrips(t, good, trips)
+
+	// Sample the engine's queue all along.
+	var maxQueued atomic.Int64
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if q := e.Stats().Queued; q > maxQueued.Load() {
+				maxQueued.Store(q)
+			}
+			select {
+			case <-stopSampling:
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+		}
+	}()
+	defer func() {
+		select {
+		case <-stopSampling:
+		default:
+			close(stopSampling)
+		}
+		<-sampled
+	}()
+
+	bad := etDial(t, a)
+	etSmallReadBuffer(bad)
+	bc := etOpened(t, h)
+	bad.Write([]byte("FLOOD"))
+	etWaitFor(t, "Paused = 1", func() bool { return e.Stats().Total().Paused == 1 })
+	etWaitFor(t, "a full queue", func() bool { return bc.OutboundBuffered() > limit-len(etChunk64K) })
+	st := bc.Context().(*etFlood)
+	calls0 := st.calls.Load()
+	during := etRoundTrips(t, good, trips) // each peer fails past etWait
+	calls := st.calls.Load() - calls0
+	t.Logf("%d round trips on each of 4 conns: %v alone, %v beside the flood (ratio %.2f; %d flood callbacks meanwhile)",
+		trips, before, during, float64(during)/float64(before), calls)
+	if calls == 0 {
+		t.Errorf("the flood handler did not run during the measurement")
+	}
+	if p := e.Stats().Total().Paused; p != 1 {
+		t.Errorf("Paused = %d during the flood, want 1", p)
+	}
+
+	st.overflow.Store(true)
+	bc.Wake()
+	ev := etClosed(t, h)
+	if ev.c != bc || !errors.Is(ev.err, engine.ErrWriteBufferFull) {
+		t.Errorf("OnClose(%p, %v), want (%p, ErrWriteBufferFull)", ev.c, ev.err, bc)
+	}
+	if p := st.writeErr.Load(); p == nil || !errors.Is(*p, engine.ErrWriteBufferFull) {
+		t.Errorf("the Write past the limit returned %v, want ErrWriteBufferFull", p)
+	}
+	close(stopSampling)
+	<-sampled
+	if m := st.maxOut.Load(); m > limit {
+		t.Errorf("OutboundBuffered reached %d, more than MaxWriteBuffer %d", m, limit)
+	}
+	if m := maxQueued.Load(); m > limit+4<<10 {
+		t.Errorf("Stats().Queued reached %d, more than MaxWriteBuffer %d (+4 KiB of echoes)", m, limit)
+	}
+	etWaitFor(t, "Paused = 0 after the close", func() bool { return e.Stats().Total().Paused == 0 })
+	etRoundTrips(t, good, 10)
+}
+
+// TestBackpressureResume checks that reading stops while a connection's
+// queue is above WriteHighWater, and resumes once the peer reads.
+func TestBackpressureResume(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		const high = 256 << 10
+		h := etEchoHandler()
+		e, c, peer := etServe(t, h, engine.Options{Loops: 1, WriteHighWater: high, ReadBufferSize: 4 << 10}, network)
+		// Write until the kernel's buffers are full and more than the
+		// high water mark is queued.
+		total := 0
+		for c.OutboundBuffered() <= high {
+			n, err := c.Write(etChunk64K)
+			if err != nil || total > 64<<20 {
+				t.Fatalf("Write = %d, %v after %d bytes, %d queued", n, err, total, c.OutboundBuffered())
+			}
+			total += n
+		}
+		etWaitFor(t, "Paused = 1", func() bool { return e.Stats().Total().Paused == 1 })
+
+		// The peer sends while the engine does not read: at most the
+		// receive already in flight (one read buffer) is taken.
+		in0 := e.Stats().Total().BytesIn
+		sent := make(chan error, 1)
+		msg := bytes.Repeat([]byte("m"), 256<<10)
+		go func() {
+			_, err := peer.Write(msg)
+			sent <- err
+		}()
+		e.Poke()
+		e.Poke()
+		if d := e.Stats().Total().BytesIn - in0; d > 4<<10 {
+			t.Errorf("engine read %d bytes from a paused conn, want at most one read buffer", d)
+		}
+		if p := e.Stats().Total().Paused; p != 1 {
+			t.Errorf("Paused = %d, want 1", p)
+		}
+
+		// The peer reads: the queue drains, reading resumes, the echo of
+		// what it sent follows the output.
+		got := etReadFull(t, peer, total+len(msg))
+		if bytes.Count(got[:total], []byte("f")) != total {
+			t.Fatalf("the output read back differs")
+		}
+		if !bytes.Equal(got[total:], msg) {
+			t.Fatalf("echo of what was sent while paused differs")
+		}
+		if err := etRecv(t, sent, "the peer's write"); err != nil {
+			t.Fatal(err)
+		}
+		etWaitFor(t, "Paused = 0", func() bool { return e.Stats().Total().Paused == 0 })
+	})
+}
+
+// etFill writes 64 KiB pieces to c until at least n bytes are queued.
+func etFill(t *testing.T, c *engine.Conn, n int) {
+	t.Helper()
+	for i := 0; c.OutboundBuffered() < n; i++ {
+		if i > 1024 {
+			t.Fatalf("64 MiB written and only %d bytes queued", c.OutboundBuffered())
+		}
+		if _, err := c.Write(etChunk64K); err != nil {
+			t.Fatal(err)
+		}
+	}
+	etDo(t, c, func(*engine.Conn) {}) // the flush, and its pause, has run
+}
+
+// TestOutputBudget checks that once the output queued across the engine
+// passes OutputBudget, connections with queued output stop reading, and
+// read again when the total falls.
+func TestOutputBudget(t *testing.T) {
+	const budget = 256 << 10
+	o := engine.Options{Loops: 1, OutputBudget: budget, WriteHighWater: 32 << 20, MaxWriteBuffer: 64 << 20}
+	t.Run("one", func(t *testing.T) {
+		h := etEchoHandler()
+		e, c, peer := etServe(t, h, o, "tcp")
+		other := etDial(t, peer.RemoteAddr())
+		etOpened(t, h)
+		etFill(t, c, budget/2)
+		if p := e.Stats().Total().Paused; p != 0 {
+			t.Fatalf("Paused = %d with %d queued, under the budget", p, e.Stats().Queued)
+		}
+		etFill(t, c, 2*budget)
+		if p := e.Stats().Total().Paused; p != 1 {
+			t.Fatalf("Paused = %d with %d queued over a budget of %d, want 1", p, e.Stats().Queued, budget)
+		}
+		etEchoes(t, other, "a conn with nothing queued is served")
+		drained := etDrain(peer)
+		etWaitFor(t, "Paused = 0", func() bool { return e.Stats().Total().Paused == 0 && e.Stats().Queued == 0 })
+		c.Close()
+		<-drained
+	})
+	t.Run("two", func(t *testing.T) {
+		h := etEchoHandler()
+		e, a, peerA := etServe(t, h, o, "tcp")
+		etSmallReadBuffer(peerA)
+		etSmallReadBuffer(etDial(t, peerA.RemoteAddr()))
+		b := etOpened(t, h)
+		etFill(t, a, 64<<10)
+		etFill(t, b, 2*budget)
+		s := e.Stats()
+		if s.Queued <= budget {
+			t.Fatalf("Queued = %d, want over the budget", s.Queued)
+		}
+		if p := s.Total().Paused; p != 2 {
+			t.Errorf("Paused = %d with %d and %d bytes queued on two conns, %d in all over a budget of %d: want both paused",
+				p, a.OutboundBuffered(), b.OutboundBuffered(), s.Queued, budget)
+		}
+	})
+}
+
+// etSmallReadBuffer shrinks c's receive buffer, so that the kernel
+// absorbs little of what a peer that never reads is sent, and the
+// engine's queue fills soon. Not for a peer that reads later: TCP with so
+// small a window crawls.
+func etSmallReadBuffer(c net.Conn) {
+	if rb, ok := c.(interface{ SetReadBuffer(int) error }); ok {
+		rb.SetReadBuffer(4 << 10)
+	}
+}

@@ -1,0 +1,265 @@
+package engine_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/engine"
+)
+
+// TestBootAndTicks checks that OnBoot runs once after Start, OnTick right
+// after it and then after each returned delay, measured on the engine's
+// clock, and that a delay of 0 ends the ticks.
+func TestBootAndTicks(t *testing.T) {
+	clk := engine.NewManualClock(etT0)
+	h := etNewHandler()
+	var rec etRecorder
+	var booted atomic.Pointer[engine.Engine]
+	h.boot = func(e *engine.Engine) engine.Action {
+		booted.Store(e)
+		rec.add("boot")
+		return engine.None
+	}
+	delays := []time.Duration{time.Second, 2 * time.Second, 0}
+	var ticks atomic.Int32
+	tickc := make(chan int, 16)
+	h.tick = func() (time.Duration, engine.Action) {
+		n := int(ticks.Add(1))
+		rec.add("tick")
+		tickc <- n
+		return delays[min(n-1, len(delays)-1)], engine.None
+	}
+	e := etNew(t, h, engine.WithClock(engine.Options{Loops: 2}, clk))
+	e.Poke()
+	if got := rec.list(); len(got) != 0 {
+		t.Fatalf("callbacks before Start: %q", got)
+	}
+	if err := e.Start(); err != nil {
+		t.Fatalf("Start() = %v", err)
+	}
+	if n := etRecv(t, tickc, "first tick"); n != 1 {
+		t.Fatalf("first tick numbered %d", n)
+	}
+	if got, want := rec.list(), []string{"boot", "tick"}; !slices.Equal(got, want) {
+		t.Fatalf("events = %q, want %q", got, want)
+	}
+	if booted.Load() != e {
+		t.Errorf("OnBoot got %p, want the engine %p", booted.Load(), e)
+	}
+
+	steps := []struct {
+		advance time.Duration
+		tick    bool
+	}{
+		{999 * time.Millisecond, false},
+		{time.Millisecond, true}, // 1 s after the first tick; asks for 2 s
+		{1999 * time.Millisecond, false},
+		{time.Millisecond, true}, // returns 0: no more ticks
+		{time.Hour, false},
+	}
+	for i, s := range steps {
+		clk.Advance(s.advance)
+		e.Poke()
+		select {
+		case n := <-tickc:
+			if !s.tick {
+				t.Fatalf("step %d (+%v): tick %d, want none", i, s.advance, n)
+			}
+		default:
+			if s.tick {
+				t.Fatalf("step %d (+%v): no tick, want one", i, s.advance)
+			}
+		}
+	}
+	if err := e.Stop(); err != nil {
+		t.Fatalf("Stop() = %v", err)
+	}
+	if got := rec.list(); strings.Count(strings.Join(got, " "), "boot") != 1 {
+		t.Errorf("events = %q, want one boot", got)
+	}
+	if n := h.shutdowns.Load(); n != 1 {
+		t.Errorf("OnShutdown ran %d times, want 1", n)
+	}
+	if err := e.Stop(); !errors.Is(err, engine.ErrEngineStopped) {
+		t.Errorf("second Stop() = %v, want ErrEngineStopped", err)
+	}
+	if n := h.shutdowns.Load(); n != 1 {
+		t.Errorf("after a second Stop, OnShutdown ran %d times, want 1", n)
+	}
+}
+
+// TestBootShutdown checks that OnBoot returning Shutdown stops the engine.
+func TestBootShutdown(t *testing.T) {
+	h := etNewHandler()
+	h.boot = func(*engine.Engine) engine.Action { return engine.Shutdown }
+	e := etStart(t, h, engine.Options{Loops: 1})
+	etRecv(t, e.Done(), "Done after OnBoot returned Shutdown")
+	if n := h.shutdowns.Load(); n != 1 {
+		t.Errorf("OnShutdown ran %d times, want 1", n)
+	}
+}
+
+// TestOnOpenOut checks that OnOpen's out reaches the peer before anything
+// else, even when the peer sends at once and is echoed.
+func TestOnOpenOut(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		h := etEchoHandler()
+		h.open = func(c *engine.Conn) ([]byte, engine.Action) {
+			if c.RemoteAddr() == nil || c.LocalAddr() == nil {
+				t.Errorf("OnOpen: addresses %v, %v, want both", c.LocalAddr(), c.RemoteAddr())
+			}
+			return []byte("hello "), engine.None
+		}
+		e := etStart(t, h, engine.Options{})
+		peer := etDial(t, etListen(t, e, network))
+		if _, err := peer.Write([]byte("ping")); err != nil {
+			t.Fatal(err)
+		}
+		etExpect(t, peer, "hello ping")
+	})
+}
+
+// TestOnOpenClose checks that OnOpen returning Close writes out, all of
+// it even when it must be queued, then closes (OnClose with nil) without
+// calling OnData.
+func TestOnOpenClose(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		big := etPattern(3 << 20)
+		h := etNewHandler()
+		h.open = func(*engine.Conn) ([]byte, engine.Action) { return big, engine.Close }
+		var data atomic.Int32
+		h.data = func(_ *engine.Conn, in *engine.Inbound) engine.Action {
+			data.Add(1)
+			return engine.None
+		}
+		_, _, peer := etServe(t, h, engine.Options{}, network)
+		got := etReadAll(t, peer)
+		if len(got) != len(big) || etCheckPattern(got) >= 0 {
+			t.Fatalf("read %d bytes (first difference at %d), want %d bytes of out", len(got), etCheckPattern(got), len(big))
+		}
+		if ev := etClosed(t, h); ev.err != nil {
+			t.Errorf("OnClose(err = %v), want nil", ev.err)
+		}
+		if n := data.Load(); n != 0 {
+			t.Errorf("OnData ran %d times after OnOpen returned Close", n)
+		}
+	})
+}
+
+// TestOnDataEcho checks that OnData sees the bytes sent, and that None
+// keeps the connection open for more.
+func TestOnDataEcho(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		h := etNewHandler()
+		var who atomic.Pointer[engine.Conn]
+		h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+			who.Store(c)
+			return etEcho(c, in)
+		}
+		_, c, peer := etServe(t, h, engine.Options{}, network)
+		for i := range 20 {
+			msg := strings.Repeat(string(rune('a'+i)), 1+i*1000)
+			peer.Write([]byte(msg))
+			etExpect(t, peer, msg)
+		}
+		if who.Load() != c {
+			t.Errorf("OnData got conn %p, want the opened one %p", who.Load(), c)
+		}
+	})
+}
+
+// TestOnCloseReasons checks OnClose's error for each way a connection
+// ends.
+func TestOnCloseReasons(t *testing.T) {
+	cases := []struct {
+		name  string
+		close func(t *testing.T, e *engine.Engine, c *engine.Conn, peer net.Conn)
+		check func(err error) bool
+		want  string
+	}{
+		{"Close", func(t *testing.T, _ *engine.Engine, c *engine.Conn, _ net.Conn) {
+			if err := c.Close(); err != nil {
+				t.Fatalf("Close() = %v", err)
+			}
+		}, func(err error) bool { return err == nil }, "nil"},
+		{"action Close", func(t *testing.T, _ *engine.Engine, _ *engine.Conn, peer net.Conn) {
+			peer.Write([]byte("close"))
+		}, func(err error) bool { return err == nil }, "nil"},
+		{"peer close", func(t *testing.T, _ *engine.Engine, _ *engine.Conn, peer net.Conn) {
+			peer.Close()
+		}, func(err error) bool { return errors.Is(err, io.EOF) }, "io.EOF"},
+		{"Stop", func(t *testing.T, e *engine.Engine, _ *engine.Conn, _ net.Conn) {
+			if err := e.Stop(); err != nil {
+				t.Fatalf("Stop() = %v", err)
+			}
+		}, func(err error) bool {
+			return errors.Is(err, engine.ErrEngineStopped) && errors.Is(err, net.ErrClosed)
+		}, "ErrEngineStopped, matching net.ErrClosed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			etForStreams(t, func(t *testing.T, network string) {
+				h := etNewHandler()
+				h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+					if bytes.Equal(in.Bytes(), []byte("close")) {
+						c.Write([]byte("bye"))
+						return engine.Close
+					}
+					return etEcho(c, in)
+				}
+				e, c, peer := etServe(t, h, engine.Options{}, network)
+				tc.close(t, e, c, peer)
+				ev := etClosed(t, h)
+				if ev.c != c {
+					t.Errorf("OnClose got conn %p, want %p", ev.c, c)
+				}
+				if !tc.check(ev.err) {
+					t.Errorf("OnClose(err = %v), want %s", ev.err, tc.want)
+				}
+				if tc.name == "action Close" {
+					etExpect(t, peer, "bye")
+				}
+				if tc.name != "peer close" {
+					etExpectEOF(t, peer)
+				}
+				select {
+				case ev := <-h.closed:
+					t.Errorf("OnClose ran again, err = %v", ev.err)
+				default:
+				}
+			})
+		})
+	}
+}
+
+// TestActionShutdown checks that OnData returning Shutdown shuts the
+// engine down: Done closes, the peer reads what was written and then end
+// of file, and OnShutdown runs once.
+func TestActionShutdown(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		h := etNewHandler()
+		h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+			c.Write([]byte("last words"))
+			in.Discard(in.Len())
+			return engine.Shutdown
+		}
+		e, _, peer := etServe(t, h, engine.Options{}, network)
+		peer.Write([]byte("shut down"))
+		etExpect(t, peer, "last words")
+		etExpectEOF(t, peer)
+		etRecv(t, e.Done(), "Done")
+		if n := h.shutdowns.Load(); n != 1 {
+			t.Errorf("OnShutdown ran %d times, want 1", n)
+		}
+		if ev := etClosed(t, h); ev.err != nil && !errors.Is(ev.err, engine.ErrEngineStopped) {
+			t.Errorf("OnClose(err = %v), want nil or ErrEngineStopped", ev.err)
+		}
+	})
+}

@@ -1,0 +1,179 @@
+package engine_test
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/engine"
+)
+
+// etClocked starts an engine on a manual clock, with one connection.
+func etClocked(t *testing.T, h *etHandler, o engine.Options, network string) (*engine.Engine, *engine.ManualClock, *engine.Conn, net.Conn) {
+	t.Helper()
+	clk := engine.NewManualClock(etT0)
+	e, c, peer := etServe(t, h, engine.WithClock(o, clk), network)
+	return e, clk, c, peer
+}
+
+// etStep advances clk by d and lets e's loops see it.
+func etStep(e *engine.Engine, clk *engine.ManualClock, d time.Duration) {
+	clk.Advance(d)
+	e.Poke()
+}
+
+// etEchoes checks that c still echoes.
+func etEchoes(t *testing.T, peer net.Conn, msg string) {
+	t.Helper()
+	if _, err := peer.Write([]byte(msg)); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	etExpect(t, peer, msg)
+}
+
+// TestReadDeadline checks that a read deadline calls OnDeadline once, at
+// its time on the engine's clock, with a timeout error, and leaves the
+// connection open when the handler returns None.
+func TestReadDeadline(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		h := etEchoHandler()
+		e, clk, c, peer := etClocked(t, h, engine.Options{}, network)
+		if err := c.SetReadDeadline(clk.Now().Add(time.Second)); err != nil {
+			t.Fatalf("SetReadDeadline = %v", err)
+		}
+		etStep(e, clk, 999*time.Millisecond)
+		etNoEvent(t, h.deadlines, "OnDeadline before the deadline")
+		etStep(e, clk, time.Millisecond)
+		ev := etRecv(t, h.deadlines, "OnDeadline")
+		if ev.c != c || !etIsTimeout(ev.err) {
+			t.Fatalf("OnDeadline(%p, %v), want (%p, a timeout matching os.ErrDeadlineExceeded)", ev.c, ev.err, c)
+		}
+		etStep(e, clk, time.Hour)
+		etNoEvent(t, h.deadlines, "second OnDeadline")
+		etNoEvent(t, h.closed, "OnClose")
+		etEchoes(t, peer, "still open")
+	})
+}
+
+// TestDeadlineCancel checks that a zero time cancels a deadline, and that
+// setting one again replaces the earlier one.
+func TestDeadlineCancel(t *testing.T) {
+	h := etEchoHandler()
+	e, clk, c, _ := etClocked(t, h, engine.Options{}, "tcp")
+	c.SetReadDeadline(clk.Now().Add(time.Second))
+	c.SetReadDeadline(time.Time{})
+	etStep(e, clk, time.Hour)
+	etNoEvent(t, h.deadlines, "OnDeadline after cancelling")
+
+	c.SetReadDeadline(clk.Now().Add(time.Second))
+	c.SetReadDeadline(clk.Now().Add(3 * time.Second))
+	etStep(e, clk, 2*time.Second)
+	etNoEvent(t, h.deadlines, "OnDeadline of a replaced deadline")
+	etStep(e, clk, time.Second)
+	etRecv(t, h.deadlines, "OnDeadline")
+}
+
+// TestDeadlineClose checks both ways a deadline closes a connection: the
+// handler returning Close (OnClose with nil) and Options.CloseOnDeadline
+// (OnClose with the deadline error, whatever the handler returns).
+func TestDeadlineClose(t *testing.T) {
+	cases := []struct {
+		name     string
+		opts     engine.Options
+		action   engine.Action
+		wantTime bool // OnClose gets the timeout error
+	}{
+		{"action Close", engine.Options{}, engine.Close, false},
+		{"CloseOnDeadline", engine.Options{CloseOnDeadline: true}, engine.None, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			etForStreams(t, func(t *testing.T, network string) {
+				h := etEchoHandler()
+				h.deadline = func(*engine.Conn, error) engine.Action { return tc.action }
+				e, clk, c, peer := etClocked(t, h, tc.opts, network)
+				c.SetDeadline(clk.Now().Add(time.Second))
+				etStep(e, clk, time.Second)
+				etRecv(t, h.deadlines, "OnDeadline")
+				ev := etClosed(t, h)
+				if tc.wantTime && !etIsTimeout(ev.err) {
+					t.Errorf("OnClose(err = %v), want the deadline error", ev.err)
+				}
+				if !tc.wantTime && ev.err != nil {
+					t.Errorf("OnClose(err = %v), want nil", ev.err)
+				}
+				etExpectEOF(t, peer)
+			})
+		})
+	}
+}
+
+// TestWriteDeadline checks that a write deadline fires only if output is
+// still queued when it passes.
+func TestWriteDeadline(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		h := etEchoHandler()
+		o := engine.Options{WriteHighWater: 64 << 20, MaxWriteBuffer: 64 << 20}
+		e, clk, c, peer := etClocked(t, h, o, network)
+
+		// Nothing queued: no OnDeadline.
+		c.SetWriteDeadline(clk.Now().Add(time.Second))
+		etStep(e, clk, 2*time.Second)
+		etNoEvent(t, h.deadlines, "OnDeadline with nothing queued")
+
+		// 32 MiB to a peer that does not read: most stays queued.
+		big := etPattern(32 << 20)
+		if n, err := c.Write(big); n != len(big) || err != nil {
+			t.Fatalf("Write(32 MiB) = %d, %v", n, err)
+		}
+		if c.OutboundBuffered() == 0 {
+			t.Fatalf("OutboundBuffered() = 0 with a peer that does not read")
+		}
+		c.SetWriteDeadline(clk.Now().Add(time.Second))
+		etStep(e, clk, 999*time.Millisecond)
+		etNoEvent(t, h.deadlines, "OnDeadline before the deadline")
+		etStep(e, clk, time.Millisecond)
+		ev := etRecv(t, h.deadlines, "OnDeadline")
+		if !etIsTimeout(ev.err) {
+			t.Fatalf("OnDeadline(err = %v), want a timeout", ev.err)
+		}
+		// Still open: the peer reads everything.
+		got := etReadFull(t, peer, len(big))
+		if i := etCheckPattern(got); i >= 0 {
+			t.Fatalf("peer read a difference at %d", i)
+		}
+		etNoEvent(t, h.closed, "OnClose")
+	})
+}
+
+// TestIdleTimeout checks that IdleTimeout closes a connection without
+// activity, with a timeout error, and not one that reads and writes.
+func TestIdleTimeout(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		clk := engine.NewManualClock(etT0)
+		h := etEchoHandler()
+		e := etStart(t, h, engine.WithClock(engine.Options{IdleTimeout: 10 * time.Second}, clk))
+		a := etListen(t, e, network)
+		idlePeer := etDial(t, a)
+		idle := etOpened(t, h)
+		busyPeer := etDial(t, a)
+		busy := etOpened(t, h)
+
+		etStep(e, clk, 6*time.Second)
+		etEchoes(t, busyPeer, "activity at 6 s")
+		etStep(e, clk, 5*time.Second) // 11 s: idle is past its timeout
+		ev := etClosed(t, h)
+		if ev.c != idle || !etIsTimeout(ev.err) {
+			t.Fatalf("OnClose(%p, %v), want (%p, a timeout)", ev.c, ev.err, idle)
+		}
+		etExpectEOF(t, idlePeer)
+		etEchoes(t, busyPeer, "still open at 11 s")
+		etStep(e, clk, 9*time.Second) // 20 s: 9 s after the last activity
+		etNoEvent(t, h.closed, "OnClose of the busy conn")
+		etStep(e, clk, 2*time.Second) // 22 s: 11 s after
+		ev = etClosed(t, h)
+		if ev.c != busy || !etIsTimeout(ev.err) {
+			t.Fatalf("OnClose(%p, %v), want (%p, a timeout)", ev.c, ev.err, busy)
+		}
+	})
+}

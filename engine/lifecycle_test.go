@@ -1,0 +1,240 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/engine"
+)
+
+// etShutdown runs e.Shutdown(ctx) in the background.
+func etShutdown(ctx context.Context, e *engine.Engine) <-chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- e.Shutdown(ctx) }()
+	return ch
+}
+
+// TestShutdownDrains checks that Shutdown stops accepting, lets every
+// queued byte reach a slow peer, closes the connections with nil and
+// returns nil.
+func TestShutdownDrains(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		h := etEchoHandler()
+		e := etStart(t, h, engine.Options{})
+		a := etListen(t, e, network)
+		peer := etDial(t, a)
+		c := etOpened(t, h)
+		idle := etDial(t, a)
+		etOpened(t, h)
+		total := 0
+		for c.OutboundBuffered() < 1<<20 {
+			n, _ := c.Write(etChunk64K)
+			total += n
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), etWait)
+		defer cancel()
+		done := etShutdown(ctx, e)
+		if ev := etClosed(t, h); ev.err != nil {
+			t.Errorf("OnClose(err = %v) of the idle conn, want nil", ev.err)
+		}
+		// The listeners' close was posted before the conns'; let every
+		// loop run what was posted so far.
+		e.Poke()
+		select {
+		case err := <-done:
+			t.Fatalf("Shutdown returned %v with %d bytes queued", err, c.OutboundBuffered())
+		default:
+		}
+		etExpectEOF(t, idle)
+		if nc, err := net.DialTimeout(a.Network(), a.String(), etWait); err == nil {
+			nc.Close()
+			t.Errorf("Dial after Shutdown began = nil error, want refused")
+		}
+		// Read slowly: a pause every 256 KiB.
+		peer.SetReadDeadline(time.Now().Add(etWait))
+		got := 0
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := peer.Read(buf)
+			for _, b := range buf[:n] {
+				if b != 'f' {
+					t.Fatalf("byte %d is %q", got, b)
+				}
+			}
+			if got/(256<<10) != (got+n)/(256<<10) {
+				time.Sleep(time.Millisecond)
+			}
+			got += n
+			if err != nil {
+				break
+			}
+		}
+		if got != total {
+			t.Fatalf("peer read %d bytes, want %d", got, total)
+		}
+		if err := etRecv(t, done, "Shutdown"); err != nil {
+			t.Fatalf("Shutdown = %v, want nil", err)
+		}
+		if ev := etClosed(t, h); ev.c != c || ev.err != nil {
+			t.Errorf("OnClose(%p, %v), want (%p, nil)", ev.c, ev.err, c)
+		}
+		if n := h.shutdowns.Load(); n != 1 {
+			t.Errorf("OnShutdown ran %d times, want 1", n)
+		}
+		etRecv(t, e.Done(), "Done")
+	})
+}
+
+// TestShutdownDeadline checks that Shutdown whose context ends first
+// returns its error and closes what is left with ErrEngineStopped.
+func TestShutdownDeadline(t *testing.T) {
+	h := etEchoHandler()
+	e, c, peer := etServe(t, h, engine.Options{}, "tcp")
+	etSmallReadBuffer(peer)
+	etFill(t, c, 1<<20)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := e.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown = %v, want context.DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > etWait {
+		t.Errorf("Shutdown took %v with a 200ms context", d)
+	}
+	if ev := etClosed(t, h); !errors.Is(ev.err, engine.ErrEngineStopped) {
+		t.Errorf("OnClose(err = %v), want ErrEngineStopped", ev.err)
+	}
+	etRecv(t, e.Done(), "Done")
+	if err := e.Shutdown(context.Background()); !errors.Is(err, engine.ErrEngineStopped) {
+		t.Errorf("second Shutdown = %v, want ErrEngineStopped", err)
+	}
+}
+
+// TestStopAndAfter checks that Stop closes everything at once, even with
+// output queued, and that every call afterwards fails with
+// ErrEngineStopped (matching net.ErrClosed).
+func TestStopAndAfter(t *testing.T) {
+	srv := etEchoServer(t, "tcp")
+	h := etEchoHandler()
+	e, c, peer := etServe(t, h, engine.Options{}, "tcp")
+	etSmallReadBuffer(peer)
+	etFill(t, c, 1<<20)
+	if err := e.Stop(); err != nil {
+		t.Fatalf("Stop() = %v", err)
+	}
+	select {
+	case <-e.Done():
+	default:
+		t.Fatal("Done not closed when Stop returned")
+	}
+	if ev := etClosed(t, h); !errors.Is(ev.err, engine.ErrEngineStopped) || !errors.Is(ev.err, net.ErrClosed) {
+		t.Errorf("OnClose(err = %v), want ErrEngineStopped matching net.ErrClosed", ev.err)
+	}
+	if n := h.shutdowns.Load(); n != 1 {
+		t.Errorf("OnShutdown ran %d times, want 1", n)
+	}
+	if q := e.Stats().Queued; q != 0 {
+		t.Errorf("Stats().Queued = %d after Stop, want 0", q)
+	}
+	if n := e.Conns(); n != 0 {
+		t.Errorf("Conns() = %d after Stop, want 0", n)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	other := etDial(t, ln.Addr())
+	nc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	calls := []struct {
+		name  string
+		call  func() error
+		exact bool // ErrEngineStopped itself, not only net.ErrClosed
+	}{
+		{"Start", e.Start, true},
+		{"Stop", e.Stop, true},
+		{"Shutdown", func() error { return e.Shutdown(context.Background()) }, true},
+		{"Listen", func() error { _, err := e.Listen("tcp", "127.0.0.1:0"); return err }, true},
+		{"Dial", func() error { _, err := e.Dial("tcp", srv.String()); return err }, true},
+		{"Adopt", func() error { _, err := e.Adopt(nc); return err }, true},
+		{"Conn.Write", func() error { _, err := c.Write([]byte("x")); return err }, false},
+		{"Conn.Writev", func() error { _, err := c.Writev([][]byte{[]byte("x")}); return err }, false},
+		{"Conn.Close", c.Close, true},
+		{"Conn.CloseWrite", c.CloseWrite, true},
+		{"Conn.Wake", c.Wake, true},
+		{"Conn.Execute", func() error { return c.Execute(func(*engine.Conn) {}) }, true},
+		{"Conn.SetDeadline", func() error { return c.SetDeadline(time.Now()) }, true},
+		{"Conn.Detach", func() error { _, err := c.Detach(); return err }, true},
+	}
+	for _, tc := range calls {
+		err := tc.call()
+		if !errors.Is(err, net.ErrClosed) || (tc.exact && !errors.Is(err, engine.ErrEngineStopped)) {
+			t.Errorf("%s after Stop = %v, want ErrEngineStopped (matching net.ErrClosed)", tc.name, err)
+		}
+	}
+	_ = other
+}
+
+// TestAdoptDuringShutdown checks that once Shutdown has begun, Adopt and
+// Dial fail with ErrEngineStopped, as the engine's calls after Shutdown
+// promise, rather than attaching a connection that Shutdown does not close
+// and then waits for until its context ends (for ever, for the Shutdown
+// that the Shutdown action starts).
+func TestAdoptDuringShutdown(t *testing.T) {
+	srv := etEchoServer(t, "tcp")
+	for _, api := range []string{"Adopt", "Dial"} {
+		t.Run(api, func(t *testing.T) {
+			h := etEchoHandler()
+			e := etStart(t, h, engine.Options{Loops: 1})
+			a := etListen(t, e, "tcp")
+			busyPeer := etDial(t, a)
+			busy := etOpened(t, h)
+			etDial(t, a)
+			idle := etOpened(t, h)
+			etFill(t, busy, 1<<20) // keeps Shutdown waiting
+
+			ctx, cancel := context.WithTimeout(context.Background(), etWait)
+			defer cancel()
+			done := etShutdown(ctx, e)
+			if ev := etClosed(t, h); ev.c != idle {
+				t.Fatalf("OnClose(%p), want the idle conn %p", ev.c, idle)
+			}
+			var c *engine.Conn
+			var err error
+			if api == "Adopt" {
+				ln, lerr := net.Listen("tcp", "127.0.0.1:0")
+				if lerr != nil {
+					t.Fatal(lerr)
+				}
+				defer ln.Close()
+				etDial(t, ln.Addr())
+				nc, aerr := ln.Accept()
+				if aerr != nil {
+					t.Fatal(aerr)
+				}
+				defer nc.Close()
+				c, err = e.Adopt(nc)
+			} else {
+				c, err = e.Dial("tcp", srv.String())
+			}
+			if !errors.Is(err, engine.ErrEngineStopped) {
+				t.Errorf("%s during Shutdown = %p, %v, want nil, ErrEngineStopped", api, c, err)
+			}
+			if c != nil {
+				c.Close() // or Shutdown waits for it
+			}
+			etDrain(busyPeer)
+			if err := etRecv(t, done, "Shutdown"); err != nil {
+				t.Errorf("Shutdown = %v, want nil", err)
+			}
+		})
+	}
+}
