@@ -7,6 +7,7 @@ import (
 
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/poller"
+	"golang.org/x/sys/unix"
 )
 
 // Conn is a connection served by an engine loop.
@@ -52,12 +53,16 @@ type Conn struct {
 	sending     bool       // a send of out is in flight
 	flushPosted bool       // a flush task is queued
 	dead        bool       // the descriptor is closing: writes fail
-	shutWrite   bool       // CloseWrite: shut down once out is empty
+	needPost    bool       // writeLocked queued bytes: post the flush task
+	one         [1][]byte  // Write's buffer as a vector, without allocating
+	iov         []unix.Iovec
+	shutWrite   bool // CloseWrite: shut down once out is empty
 	ctx         any
 }
 
 func newConn(e *Engine, lp *eloop, fd int, stream bool, network string, laddr, raddr net.Addr) *Conn {
 	c := &Conn{e: e, lp: lp, fd: fd, stream: stream, network: network, laddr: laddr, raddr: raddr}
+	lp.assigned.Add(1)
 	c.flushT.c, c.wakeT.c = c, c
 	c.readDL.Fire = c.readDeadline
 	c.writeDL.Fire = c.writeDeadline

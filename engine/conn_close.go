@@ -12,7 +12,9 @@ func (c *Conn) closeGracefully(err error) {
 		return
 	}
 	c.closing, c.closeErr = true, err
-	if c.reading {
+	if c.reading && c.detached == nil {
+		// Detach leaves the receive parked instead: a cancellation's last
+		// attempt would take bytes meant for the detached net.Conn.
 		c.lp.l.Backend().Cancel(c.tag, poller.OpRecv)
 	}
 	c.mu.Lock()

@@ -19,6 +19,10 @@ const maxKeptInput = 4 << 10
 func (c *Conn) attach(l *loop.Loop) {
 	tag, err := l.Attach(c.fd, c.stream, c)
 	if err != nil {
+		c.mu.Lock()
+		c.dead = true // no Write may touch the descriptor now
+		c.mu.Unlock()
+		c.lp.unassign()
 		sock.Close(c.fd)
 		c.closed = true
 		c.e.handler.OnClose(c, c.opError("attach", err))
@@ -30,7 +34,7 @@ func (c *Conn) attach(l *loop.Loop) {
 		sock.SetKeepAlive(c.fd, d) // best effort, as in package net
 	}
 	c.touch()
-	if d := c.e.opts.IdleTimeout; d > 0 {
+	if d := c.e.opts.IdleTimeout; d > 0 && c.udp == nil {
 		l.Schedule(&c.idle, l.Now().Add(d))
 	}
 	out, act := c.e.handler.OnOpen(c)
@@ -72,7 +76,7 @@ func (c *Conn) Complete(l *loop.Loop, p *poller.Completion) {
 
 func (c *Conn) received(p *poller.Completion) {
 	switch {
-	case c.closed || c.closing:
+	case c.closed || (c.closing && c.detached == nil):
 		return // reading was stopped; the bytes are dropped with the connection
 	case p.Err == unix.ECANCELED:
 	case p.Err != 0:

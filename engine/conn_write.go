@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net"
+	"syscall"
 
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/poller"
@@ -22,57 +23,98 @@ const maxVec = 1024
 // calling goroutine, so an echo or a reply from OnData costs one system
 // call and no copy.
 func (c *Conn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.one[0] = p
+	n, err := c.writeLocked(c.one[:])
+	c.one[0] = nil
+	return c.unlockAndFlush(n, err)
+}
+
+// Writev writes the buffers of bufs in order, as one Write: writes from
+// other goroutines do not land between them.
+func (c *Conn) Writev(bufs [][]byte) (int, error) {
+	c.mu.Lock()
+	n, err := c.writeLocked(bufs)
+	return c.unlockAndFlush(n, err)
+}
+
+// writeLocked writes what the socket takes at once when nothing is
+// queued, and queues the rest. c.mu is held.
+func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 	if c.udp != nil {
 		return 0, c.opError("write", errUDPWrite)
 	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	c.mu.Lock()
 	if c.dead || c.shutWrite {
-		c.mu.Unlock()
 		return 0, c.opError("write", net.ErrClosed)
 	}
-	n := len(p)
+	total := 0
+	for _, b := range bufs {
+		total += len(b)
+	}
+	if total == 0 {
+		return 0, nil
+	}
+	skip := 0
 	if c.outN == 0 && !c.sending {
-		w, errno := sock.Write(c.fd, p)
+		w, errno := c.writeNow(bufs)
 		if errno != 0 && errno != unix.EAGAIN {
-			c.mu.Unlock()
 			return 0, c.opError("write", errno) // the loop learns it from its read
 		}
 		c.lp.stats.bytesOut.Add(uint64(w))
 		c.touch()
-		if p = p[w:]; len(p) == 0 {
-			c.mu.Unlock()
-			return n, nil
+		if w == total {
+			return total, nil
 		}
+		skip = w
 	}
-	if c.outN+len(p) > c.e.opts.MaxWriteBuffer {
-		c.mu.Unlock()
+	if c.outN+total-skip > c.e.opts.MaxWriteBuffer {
 		c.post(loop.Func(func(*loop.Loop) { c.fail(ErrWriteBufferFull) }))
-		return n - len(p), ErrWriteBufferFull
+		return skip, ErrWriteBufferFull
 	}
-	c.enqueue(p)
-	post := !c.flushPosted
-	c.flushPosted = true
-	c.mu.Unlock()
-	if post && c.post(&c.flushT) != nil {
-		return n, ErrEngineStopped
-	}
-	return n, nil
-}
-
-// Writev is Write of the buffers of bufs, in order.
-func (c *Conn) Writev(bufs [][]byte) (int, error) {
-	total := 0
 	for _, b := range bufs {
-		n, err := c.Write(b)
-		total += n
-		if err != nil {
-			return total, err
-		}
+		k := min(skip, len(b))
+		skip -= k
+		c.enqueue(b[k:])
+	}
+	if !c.flushPosted {
+		c.flushPosted = true
+		c.needPost = true
 	}
 	return total, nil
+}
+
+// writeNow writes bufs with one write or writev. c.mu is held.
+func (c *Conn) writeNow(bufs [][]byte) (int, syscall.Errno) {
+	if len(bufs) == 1 {
+		return sock.Write(c.fd, bufs[0])
+	}
+	c.iov = c.iov[:0]
+	for _, b := range bufs {
+		if len(b) == 0 {
+			continue
+		}
+		if len(c.iov) == maxVec {
+			break
+		}
+		v := unix.Iovec{Base: &b[0]}
+		v.SetLen(len(b))
+		c.iov = append(c.iov, v)
+	}
+	n, errno := sock.Writev(c.fd, c.iov)
+	clear(c.iov)
+	return n, errno
+}
+
+// unlockAndFlush releases c.mu and posts the flush task if writeLocked
+// asked for it.
+func (c *Conn) unlockAndFlush(n int, err error) (int, error) {
+	post := c.needPost
+	c.needPost = false
+	c.mu.Unlock()
+	if post && c.post(&c.flushT) != nil && err == nil {
+		return n, ErrEngineStopped
+	}
+	return n, err
 }
 
 // OutboundBuffered returns the number of bytes queued and not yet written.
@@ -209,7 +251,7 @@ func (c *Conn) water() {
 	c.mu.Lock()
 	n := c.outN
 	c.mu.Unlock()
-	over := c.e.opts.OutputBudget > 0 && n > 0 && c.e.queued.Load() > o.OutputBudget
+	over := c.e.overBudget() && n > 0
 	switch {
 	case !c.paused && (n > o.WriteHighWater || over):
 		c.paused = true

@@ -53,6 +53,7 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
 	lp := e.pick(raddr)
 	c := newConn(e, lp, fd, sock.IsStream(fd), laddr.Network(), laddr, raddr)
 	if lp.l.Post(loop.Func(c.attach)) != nil {
+		lp.unassign()
 		sock.Close(fd)
 		return nil, ErrEngineStopped
 	}
@@ -61,19 +62,25 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
 
 // Detach takes c off its loop once its queued output is written and
 // returns the connection as a net.Conn; OnClose runs with ErrDetached.
-// Bytes received but not consumed by OnData are lost; bytes not yet
+// Bytes that arrive before the hand-over are given to OnData as usual;
+// bytes received but left unconsumed by OnData are lost; bytes not yet
 // received stay in the socket for the returned net.Conn.
+//
+// From a callback on c's loop, Detach cannot wait for the loop: it
+// succeeds only when no output is queued, and otherwise returns
+// ErrDetachBusy (call it from another goroutine instead).
 func (c *Conn) Detach() (net.Conn, error) {
 	fds := make(chan int, 1)
-	err := c.post(loop.Func(func(*loop.Loop) {
-		if c.closed || c.detached != nil {
-			fds <- -1
-			return
+	if c.lp.l.OnLoop() {
+		c.detach(fds)
+		select {
+		case fd := <-fds:
+			return c.wrapDetached(fd)
+		default:
+			return nil, ErrDetachBusy // the hand-over goes on: fds is buffered
 		}
-		c.detached = fds
-		c.closeGracefully(ErrDetached)
-	}))
-	if err != nil {
+	}
+	if err := c.post(loop.Func(func(*loop.Loop) { c.detach(fds) })); err != nil {
 		return nil, err
 	}
 	var fd int
@@ -82,6 +89,23 @@ func (c *Conn) Detach() (net.Conn, error) {
 	case <-c.lp.l.Done():
 		return nil, ErrEngineStopped
 	}
+	return c.wrapDetached(fd)
+}
+
+// detach starts the hand-over of c's descriptor to fds. It runs on c's
+// loop.
+func (c *Conn) detach(fds chan int) {
+	if c.closed || c.detached != nil {
+		fds <- -1
+		return
+	}
+	c.detached = fds
+	c.closeGracefully(ErrDetached)
+}
+
+// wrapDetached turns a detached descriptor into a net.Conn, keeping the
+// TCP options that net.FileConn would reset.
+func (c *Conn) wrapDetached(fd int) (net.Conn, error) {
 	if fd < 0 {
 		return nil, c.opError("detach", net.ErrClosed)
 	}

@@ -21,7 +21,13 @@ type eloop struct {
 	// another loop) is closed as soon as it opens.
 	draining bool
 	stats    loopCounters
+	// assigned counts the connections given to this loop, from the moment
+	// they are created (on another goroutine, maybe) until they close:
+	// LeastConns must see a connection still on its way to a busy loop.
+	assigned atomic.Int64
 }
+
+func (lp *eloop) unassign() { lp.assigned.Add(-1) }
 
 // loopCounters are read by Stats from any goroutine.
 type loopCounters struct {
@@ -61,6 +67,7 @@ func (lp *eloop) removeConn(c *Conn) {
 	lp.conns[len(lp.conns)-1] = nil
 	lp.conns = lp.conns[:len(lp.conns)-1]
 	lp.stats.conns.Add(-1)
+	lp.unassign()
 	if lp.e.conns.Add(-1) == 0 {
 		lp.e.signalIdle()
 	}

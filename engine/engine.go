@@ -21,6 +21,7 @@ type Engine struct {
 	next    atomic.Uint32
 	chunks  chunkPool
 	queued  atomic.Int64 // output bytes queued across the engine
+	over    atomic.Bool  // queued > Options.OutputBudget, as last seen
 	conns   atomic.Int64
 
 	mu        sync.Mutex
@@ -113,7 +114,7 @@ func (e *Engine) pick(raddr net.Addr) *eloop {
 	case LeastConns:
 		best := e.loops[0]
 		for _, lp := range e.loops[1:] {
-			if lp.stats.conns.Load() < best.stats.conns.Load() {
+			if lp.assigned.Load() < best.assigned.Load() {
 				best = lp
 			}
 		}
@@ -142,4 +143,29 @@ func (e *Engine) stopping() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.state >= stateStopping
+}
+
+// overBudget reports whether the engine's queued output exceeds
+// Options.OutputBudget. On the transition into excess it asks every loop
+// to re-check its connections, so that each one with queued output
+// pauses, not only the one whose write crossed the line.
+func (e *Engine) overBudget() bool {
+	b := e.opts.OutputBudget
+	if b <= 0 {
+		return false
+	}
+	if e.queued.Load() <= b {
+		e.over.Store(false)
+		return false
+	}
+	if e.over.CompareAndSwap(false, true) {
+		for _, lp := range e.loops {
+			lp.l.Post(loop.Func(func(*loop.Loop) {
+				for _, c := range lp.conns {
+					c.water()
+				}
+			}))
+		}
+	}
+	return true
 }

@@ -12,7 +12,14 @@ import (
 // open then are closed at once. It returns ctx's error if it had to cut
 // connections short, and ErrEngineStopped if the engine was already
 // stopping. No loop goroutine survives it.
+//
+// Called from a callback, Shutdown cannot wait for the loop it runs on: it
+// starts the shutdown and returns nil at once.
 func (e *Engine) Shutdown(ctx context.Context) error {
+	if e.onLoop() {
+		go e.Shutdown(ctx)
+		return nil
+	}
 	idle, ok := e.beginStop()
 	if !ok {
 		<-e.done
@@ -42,8 +49,13 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 
 // Stop closes every connection at once (OnClose gets ErrEngineStopped),
 // stops the loops and runs OnShutdown. It returns ErrEngineStopped if the
-// engine was already stopping.
+// engine was already stopping. Called from a callback, it starts the stop
+// and returns nil at once: it cannot wait for its own loop.
 func (e *Engine) Stop() error {
+	if e.onLoop() {
+		go e.Stop()
+		return nil
+	}
 	if _, ok := e.beginStop(); !ok {
 		<-e.done
 		return ErrEngineStopped
@@ -95,4 +107,14 @@ func (e *Engine) stopLoops() {
 // wait for the loops.
 func (e *Engine) shutdownAsync() {
 	go e.Shutdown(context.Background())
+}
+
+// onLoop reports whether the caller runs on one of the engine's loops.
+func (e *Engine) onLoop() bool {
+	for _, lp := range e.loops {
+		if lp.l.OnLoop() {
+			return true
+		}
+	}
+	return false
 }

@@ -182,6 +182,7 @@ func (ln *listener) accepted(fd int, from unix.Sockaddr) {
 		return
 	}
 	if target.l.Post(loop.Func(c.attach)) != nil {
+		target.unassign()
 		sock.Close(fd)
 	}
 }

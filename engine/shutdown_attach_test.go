@@ -140,7 +140,13 @@ func TestShutdownClosesConnAdoptedWhileStopping(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if c := recv(h.opened, "OnOpen of A"); c.OutboundBuffered() == 0 {
+	ca := recv(h.opened, "OnOpen of A")
+	// OnOpen hands A over before it returns the greeting; Execute runs
+	// after the attach that writes it.
+	written := make(chan struct{})
+	ca.Execute(func(*engine.Conn) { close(written) })
+	<-written
+	if ca.OutboundBuffered() == 0 {
 		t.Fatal("A's greeting all written at once; want some queued")
 	}
 	// P: closes at once when Shutdown asks, which tells the test that

@@ -15,6 +15,9 @@ import (
 var (
 	// ErrDetached is OnClose's error for a connection taken back by Detach.
 	ErrDetached = errors.New("engine: connection detached")
+	// ErrDetachBusy is returned by Detach called from a callback while
+	// output is still queued; the detach completes once it is written.
+	ErrDetachBusy = errors.New("engine: Detach from a callback with output queued")
 
 	errUDPWrite        = errors.New("use WriteTo on a UDP socket")
 	errUnsupportedConn = fmt.Errorf("engine: connection without a descriptor: %w", errors.ErrUnsupported)
@@ -61,6 +64,7 @@ func (e *Engine) listenUDP(network, addr string) (net.Addr, error) {
 		c := newConn(e, lp, fd, false, network, a, nil)
 		c.udp = &udpState{buf: make([]byte, 64<<10)}
 		if lp.l.Post(loop.Func(c.attach)) != nil {
+			lp.unassign()
 			sock.Close(fd)
 			return nil, ErrEngineStopped
 		}

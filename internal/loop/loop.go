@@ -45,6 +45,7 @@ type Loop struct {
 	wakeSig  atomic.Bool // a wake-up was sent since the loop last woke
 	dispatch func(*poller.Completion)
 	exiting  bool
+	gid      atomic.Uint64 // the loop goroutine's ID, for OnLoop
 	done     chan struct{}
 	stopOnce sync.Once
 	fault    error // the backend error that ended the loop, if any
@@ -157,6 +158,7 @@ func (l *Loop) complete(c *poller.Completion) {
 }
 
 func (l *Loop) run() {
+	l.gid.Store(goid())
 	defer close(l.done)
 	defer l.be.Close()
 	yielded := false
