@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/galebench                     # default suite, about 30 s
+//	go run ./cmd/galebench                     # default suite, about 80 s
 //	go run ./cmd/galebench -d 5s -servers aio,stdnet -scenarios pingpong
 //
 // Servers: aio (a Watcher), engine (package engine's reactor, default
