@@ -8,8 +8,11 @@
 //
 // Usage:
 //
-//	go run ./cmd/galebench                     # default suite, about 30 s
+//	go run ./cmd/galebench                     # default suite, about 80 s
 //	go run ./cmd/galebench -d 5s -servers aio,stdnet -scenarios pingpong
+//
+// Servers: aio (a Watcher), engine (package engine's reactor, default
+// Options) and stdnet (a goroutine per connection).
 //
 // Scenarios:
 //
@@ -38,11 +41,11 @@ type options struct {
 }
 
 func main() {
-	serve := flag.String("serve", "", "run as a server child: aio or stdnet (internal)")
+	serve := flag.String("serve", "", "run as a server child: "+strings.Join(serverNames(), ", ")+" (internal)")
 	var o options
 	flag.DurationVar(&o.duration, "d", 3*time.Second, "duration of each measurement")
 	flag.IntVar(&o.reps, "reps", 3, "repetitions, interleaved across servers; medians are reported")
-	servers := flag.String("servers", "aio,stdnet", "servers to compare: "+strings.Join(serverNames(), ","))
+	servers := flag.String("servers", "aio,engine,stdnet", "servers to compare: "+strings.Join(serverNames(), ","))
 	scenarios := flag.String("scenarios", "stream,pingpong,conns", "scenarios to run")
 	flag.IntVar(&o.conns, "conns", 50, "connections in pingpong")
 	flag.IntVar(&o.size, "size", 4, "message size in pingpong, bytes")

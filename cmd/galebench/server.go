@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,11 +14,15 @@ import (
 	"syscall"
 
 	"github.com/galeio/gale/aio"
+	"github.com/galeio/gale/engine"
 )
 
-// servers are the echo servers galebench can start.
-var servers = map[string]func(net.Listener) error{
+// servers are the echo servers galebench can start. Each serves on ln, or
+// on ln's address, and calls ready with the address it accepts on once
+// connections may be dialed; it returns only on failure.
+var servers = map[string]func(ln net.Listener, ready func(net.Addr)) error{
 	"aio":    serveAIO,
+	"engine": serveEngine,
 	"stdnet": serveStd,
 }
 
@@ -37,7 +42,8 @@ func knownServer(name string) bool { _, ok := servers[name]; return ok }
 var cpuProfile string
 
 // runServer is the child's side: listen on loopback, print the address on
-// stdout, serve until stdin closes (the parent exits or is done).
+// stdout once the server accepts there, serve until stdin closes (the
+// parent exits or is done).
 func runServer(name, profile string) error {
 	serve, ok := servers[name]
 	if !ok {
@@ -56,13 +62,12 @@ func runServer(name, profile string) error {
 			return err
 		}
 	}
-	fmt.Println(ln.Addr())
 	go func() {
 		io.Copy(io.Discard, os.Stdin)
 		pprof.StopCPUProfile()
 		os.Exit(0)
 	}()
-	return serve(ln)
+	return serve(ln, func(a net.Addr) { fmt.Println(a) })
 }
 
 // child is a running server process.
@@ -116,7 +121,8 @@ func (c *child) stop() error {
 }
 
 // serveStd is the standard library's echo: a goroutine per connection.
-func serveStd(ln net.Listener) error {
+func serveStd(ln net.Listener, ready func(net.Addr)) error {
+	ready(ln.Addr())
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -144,12 +150,13 @@ func serveStd(ln net.Listener) error {
 // idle connection holds no memory; the bytes are copied into a pooled
 // buffer for the write, because swap data is valid only until the next
 // WaitIO while a write may take longer.
-func serveAIO(ln net.Listener) error {
+func serveAIO(ln net.Listener, ready func(net.Addr)) error {
 	w, err := aio.NewWatcher()
 	if err != nil {
 		return err
 	}
 	defer w.Close()
+	ready(ln.Addr())
 	go func() {
 		var pool bufPool
 		for {
@@ -184,6 +191,52 @@ func serveAIO(ln net.Listener) error {
 			return err
 		}
 	}
+}
+
+// engineEcho is the engine server's handler: it writes back what it gets.
+// Write sends at once when nothing is queued, and copies the rest into the
+// connection's queue, so the loop's read buffer is free on return.
+type engineEcho struct{ engine.BaseHandler }
+
+func (engineEcho) OnData(c *engine.Conn, in *engine.Inbound) engine.Action {
+	c.Write(in.Bytes())
+	in.Discard(in.Len())
+	return engine.None
+}
+
+// serveEngine echoes with package engine and its default Options.
+//
+// It closes ln and has the engine listen on the same address, rather than
+// accepting on ln and handing each connection over with Engine.Adopt: a
+// reactor accepts on its own loop, and that is the path to measure. Adopt
+// would add a goroutine woken by the runtime poller per accept, a dup(2)
+// and a close(2) per connection, and a task posted to the loop: costs a
+// real engine server does not pay, which would show up in the CPU of the
+// conns scenario. The parent dials only once ready has printed the
+// address, so no connection can land on ln between its close and the
+// engine's listen. A closed listening socket leaves no TIME_WAIT behind,
+// so the port is free at once.
+func serveEngine(ln net.Listener, ready func(net.Addr)) error {
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		return err
+	}
+	e, err := engine.New(engineEcho{}, engine.Options{})
+	if err != nil {
+		return err
+	}
+	a, err := e.Listen("tcp", addr)
+	if err != nil {
+		e.Stop()
+		return err
+	}
+	if err := e.Start(); err != nil {
+		e.Stop()
+		return err
+	}
+	ready(a)
+	<-e.Done()
+	return errors.New("engine stopped")
 }
 
 // bufPool keeps write buffers by power-of-two size class. One goroutine
