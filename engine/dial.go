@@ -68,17 +68,18 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
 //
 // From a callback on c's loop, Detach cannot wait for the loop: it
 // succeeds only when no output is queued, and otherwise returns
-// ErrDetachBusy (call it from another goroutine instead).
+// ErrDetachBusy and changes nothing (call it from another goroutine).
 func (c *Conn) Detach() (net.Conn, error) {
 	fds := make(chan int, 1)
 	if c.lp.l.OnLoop() {
-		c.detach(fds)
-		select {
-		case fd := <-fds:
-			return c.wrapDetached(fd)
-		default:
-			return nil, ErrDetachBusy // the hand-over goes on: fds is buffered
+		c.mu.Lock()
+		busy := c.outN > 0 || c.sending
+		c.mu.Unlock()
+		if busy {
+			return nil, ErrDetachBusy // nothing started: c goes on as before
 		}
+		c.detach(fds)
+		return c.wrapDetached(<-fds) // with nothing queued it completes at once
 	}
 	if err := c.post(loop.Func(func(*loop.Loop) { c.detach(fds) })); err != nil {
 		return nil, err

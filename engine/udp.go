@@ -16,7 +16,7 @@ var (
 	// ErrDetached is OnClose's error for a connection taken back by Detach.
 	ErrDetached = errors.New("engine: connection detached")
 	// ErrDetachBusy is returned by Detach called from a callback while
-	// output is still queued; the detach completes once it is written.
+	// output is still queued; the connection is left as it was.
 	ErrDetachBusy = errors.New("engine: Detach from a callback with output queued")
 
 	errUDPWrite        = errors.New("use WriteTo on a UDP socket")
