@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/galeio/gale/internal/leaktest"
 	"io"
 	"log"
 	"net"
-	"os"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +16,7 @@ import (
 const testTimeout = 10 * time.Second
 
 func TestEchoServer(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -73,40 +72,4 @@ func echoClient(addr string, id int) error {
 		}
 	}
 	return nil
-}
-
-// checkLeaks fails t if, after the test and a bounded grace period,
-// goroutines or (on Linux) open descriptors outnumber those at the start.
-func checkLeaks(t *testing.T) {
-	// The first network use opens the runtime poller's descriptors for
-	// good; open them before counting.
-	if ln, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
-		ln.Close()
-	}
-	g0, fd0 := runtime.NumGoroutine(), openFDs()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			g, fd := runtime.NumGoroutine(), openFDs()
-			if g <= g0 && fd <= fd0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Fatalf("after the test: %d goroutines, %d descriptors, want at most %d, %d\n%s", g, fd, g0, fd0, buf)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
-
-// openFDs returns the number of open descriptors, or 0 where
-// /proc/self/fd does not exist.
-func openFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
 }

@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/galeio/gale/internal/leaktest"
 	"io"
 	"net"
-	"os"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -27,7 +26,7 @@ func TestEcho(t *testing.T) {
 		{"Loops2ReusePort", engine.Options{Loops: 2, ReusePort: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkLeaks(t)
+			leaktest.Check(t)
 			e, addr := startServer(t, tc.opts)
 			var wg sync.WaitGroup
 			for i := range 4 {
@@ -48,7 +47,7 @@ func TestEcho(t *testing.T) {
 // TestEchoShutdownWithClients checks that Shutdown closes connections
 // still open, and that their clients read end of file.
 func TestEchoShutdownWithClients(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	e, addr := startServer(t, engine.Options{Loops: 2})
 	var conns []net.Conn
 	for range 3 {
@@ -79,7 +78,7 @@ func TestEchoShutdownWithClients(t *testing.T) {
 }
 
 func TestServeBadAddress(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	if e, _, err := serve("127.0.0.1:-1", engine.Options{Loops: 1}); err == nil {
 		e.Stop()
 		t.Fatal(`serve("127.0.0.1:-1") = nil error, want one`)
@@ -142,42 +141,4 @@ func shutdown(t *testing.T, e *engine.Engine) {
 	if n := e.Conns(); n != 0 {
 		t.Errorf("Conns() after Shutdown = %d, want 0", n)
 	}
-}
-
-// checkLeaks fails t if, after the test and a bounded grace period,
-// goroutines or (on Linux) open descriptors outnumber those at the start.
-// Register it first: cleanups run last in, first out.
-func checkLeaks(t *testing.T) {
-	t.Helper()
-	// The first network use opens the runtime poller's descriptors for
-	// good; open them before counting.
-	if ln, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
-		ln.Close()
-	}
-	g0, fd0 := runtime.NumGoroutine(), openFDs()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			g, fd := runtime.NumGoroutine(), openFDs()
-			if g <= g0 && fd <= fd0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Fatalf("after the test: %d goroutines, %d descriptors, want at most %d, %d\n%s", g, fd, g0, fd0, buf)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
-
-// openFDs returns the number of open descriptors, or 0 where
-// /proc/self/fd does not exist.
-func openFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
 }

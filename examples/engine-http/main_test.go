@@ -3,12 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"github.com/galeio/gale/internal/leaktest"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,7 @@ import (
 const testTimeout = 10 * time.Second
 
 func TestNetHTTPClient(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	_, addr := startServer(t, engine.Options{Loops: 2})
 	tr := &http.Transport{MaxIdleConnsPerHost: 1}
 	t.Cleanup(tr.CloseIdleConnections)
@@ -154,7 +153,7 @@ const (
 )
 
 func TestPipelined(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	_, addr := startServer(t, engine.Options{Loops: 2})
 	c := dial(t, addr)
 	c.write(get + "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello" +
@@ -186,7 +185,7 @@ func TestPipelined(t *testing.T) {
 }
 
 func TestBodies(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	_, addr := startServer(t, engine.Options{Loops: 1})
 	probe := dial(t, addr)
 	// sync makes sure the loop has read what c wrote before: a round trip
@@ -228,7 +227,7 @@ func TestBodies(t *testing.T) {
 }
 
 func TestHTTP10(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	_, addr := startServer(t, engine.Options{Loops: 1})
 	c := dial(t, addr)
 	c.write("GET / HTTP/1.0\r\n\r\n") // no Host needed
@@ -256,7 +255,7 @@ func TestHTTP10(t *testing.T) {
 }
 
 func TestMalformed(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	_, addr := startServer(t, engine.Options{Loops: 2})
 	for _, tc := range []struct {
 		req    string
@@ -309,7 +308,7 @@ func TestMalformed(t *testing.T) {
 
 // TestRequestsAccepted checks heads that are unusual but valid.
 func TestRequestsAccepted(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	_, addr := startServer(t, engine.Options{Loops: 1})
 	for _, req := range []string{
 		"GET / HTTP/1.1\r\nHOST: x\r\n\r\n",
@@ -356,42 +355,4 @@ func startServer(t *testing.T, opts engine.Options) (*engine.Engine, net.Addr) {
 		}
 	})
 	return e, addr
-}
-
-// checkLeaks fails t if, after the test and a bounded grace period,
-// goroutines or (on Linux) open descriptors outnumber those at the start.
-// Register it first: cleanups run last in, first out.
-func checkLeaks(t *testing.T) {
-	t.Helper()
-	// The first network use opens the runtime poller's descriptors for
-	// good; open them before counting.
-	if ln, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
-		ln.Close()
-	}
-	g0, fd0 := runtime.NumGoroutine(), openFDs()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			g, fd := runtime.NumGoroutine(), openFDs()
-			if g <= g0 && fd <= fd0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Fatalf("after the test: %d goroutines, %d descriptors, want at most %d, %d\n%s", g, fd, g0, fd0, buf)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
-
-// openFDs returns the number of open descriptors, or 0 where
-// /proc/self/fd does not exist.
-func openFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
 }

@@ -4,10 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/galeio/gale/internal/leaktest"
 	"io"
 	"net"
-	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,7 +55,7 @@ func (c *client) readTick() (uint64, string, error) {
 }
 
 func TestPush(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	p := newPusher(5 * time.Millisecond)
 	e, addr := startServer(t, p, engine.Options{Loops: 2})
 
@@ -134,7 +133,7 @@ func TestPush(t *testing.T) {
 // TestPushConcurrentChurn opens and closes clients on both loops while
 // ticks are written, for the race detector.
 func TestPushConcurrentChurn(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	p := newPusher(time.Millisecond)
 	e, addr := startServer(t, p, engine.Options{Loops: 2})
 	var wg sync.WaitGroup
@@ -189,42 +188,4 @@ func startServer(t *testing.T, p *pusher, opts engine.Options) (*engine.Engine, 
 	}
 	t.Cleanup(func() { e.Stop() })
 	return e, addr
-}
-
-// checkLeaks fails t if, after the test and a bounded grace period,
-// goroutines or (on Linux) open descriptors outnumber those at the start.
-// Register it first: cleanups run last in, first out.
-func checkLeaks(t *testing.T) {
-	t.Helper()
-	// The first network use opens the runtime poller's descriptors for
-	// good; open them before counting.
-	if ln, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
-		ln.Close()
-	}
-	g0, fd0 := runtime.NumGoroutine(), openFDs()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			g, fd := runtime.NumGoroutine(), openFDs()
-			if g <= g0 && fd <= fd0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Fatalf("after the test: %d goroutines, %d descriptors, want at most %d, %d\n%s", g, fd, g0, fd0, buf)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
-
-// openFDs returns the number of open descriptors, or 0 where
-// /proc/self/fd does not exist.
-func openFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
 }

@@ -5,10 +5,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/galeio/gale/internal/leaktest"
 	"io"
 	"net"
-	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,7 +64,7 @@ func (c *client) expectEOF() {
 }
 
 func TestCommands(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	_, addr := startServer(t, engine.Options{Loops: 2})
 	for _, tc := range []struct {
 		req, reply string
@@ -168,7 +167,7 @@ func TestScriptSelfCheck(t *testing.T) {
 }
 
 func TestPipeline(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	_, addr := startServer(t, engine.Options{Loops: 2})
 	// Far more than a read buffer of requests, and a flushSize of
 	// replies, in one write; the client reads while it writes.
@@ -193,7 +192,7 @@ func TestPipeline(t *testing.T) {
 // shows that the loop has run since the piece arrived, so the server saw
 // it on its own.
 func TestPartialFrames(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	_, addr := startServer(t, engine.Options{Loops: 1})
 	probe := dial(t, addr)
 	first, _ := script("0000", 10)
@@ -212,7 +211,7 @@ func TestPartialFrames(t *testing.T) {
 // TestBytewise has the server see each byte of its requests on its own,
 // with a round trip on a second connection after each.
 func TestBytewise(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	_, addr := startServer(t, engine.Options{Loops: 1})
 	c, probe := dial(t, addr), dial(t, addr)
 	req := multibulk([]byte("SET"), []byte("k"), []byte("v\r\n"))
@@ -226,7 +225,7 @@ func TestBytewise(t *testing.T) {
 }
 
 func TestLargeValue(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	_, addr := startServer(t, engine.Options{Loops: 2})
 	c := dial(t, addr)
 	val := bytes.Repeat([]byte("0123456789abcdef"), (3<<20)/16) // 3 MiB: many reads
@@ -245,7 +244,7 @@ func TestLargeValue(t *testing.T) {
 }
 
 func TestConcurrentClients(t *testing.T) {
-	checkLeaks(t)
+	leaktest.Check(t)
 	_, addr := startServer(t, engine.Options{Loops: 2})
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -314,42 +313,4 @@ func startServer(t *testing.T, opts engine.Options) (*engine.Engine, net.Addr) {
 		}
 	})
 	return e, addr
-}
-
-// checkLeaks fails t if, after the test and a bounded grace period,
-// goroutines or (on Linux) open descriptors outnumber those at the start.
-// Register it first: cleanups run last in, first out.
-func checkLeaks(t *testing.T) {
-	t.Helper()
-	// The first network use opens the runtime poller's descriptors for
-	// good; open them before counting.
-	if ln, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
-		ln.Close()
-	}
-	g0, fd0 := runtime.NumGoroutine(), openFDs()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			g, fd := runtime.NumGoroutine(), openFDs()
-			if g <= g0 && fd <= fd0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Fatalf("after the test: %d goroutines, %d descriptors, want at most %d, %d\n%s", g, fd, g0, fd0, buf)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
-
-// openFDs returns the number of open descriptors, or 0 where
-// /proc/self/fd does not exist.
-func openFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
 }

@@ -21,6 +21,8 @@ import (
 var policy = map[string][]string{
 	// Socket system calls: the bottom layer.
 	"internal/sock": {},
+	// leaktest is for tests only: the standard library alone.
+	"internal/leaktest": {},
 	// io_uring ring layer (later), beside the readiness pollers.
 	"internal/uring": {"internal/sock"},
 	// epoll and kqueue backends, and the io_uring backend over the ring.

@@ -1,9 +1,7 @@
 package loop_test
 
 import (
-	"fmt"
-	"os"
-	"runtime"
+	"github.com/galeio/gale/internal/leaktest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,48 +11,16 @@ import (
 )
 
 // TestMain fails the run if the tests leak goroutines or descriptors.
-func TestMain(m *testing.M) {
-	// The runtime's network poller opens descriptors of its own the first
-	// time a pollable file is used: start it before counting.
-	if r, w, err := os.Pipe(); err == nil {
-		r.Close()
-		w.Close()
-	}
-	fds, goroutines := countFDs(), runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		if err := settle(fds, goroutines); err != nil {
-			fmt.Fprintln(os.Stderr, "leak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// settle waits, for a bounded time, until the descriptor and goroutine
-// counts are back at their starting values.
-func settle(fds, goroutines int) error {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		f, g := countFDs(), runtime.NumGoroutine()
-		if f <= fds && g <= goroutines {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d descriptors and %d goroutines, want at most %d and %d", f, g, fds, goroutines)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 // countFDs returns the number of open descriptors, or -1 where
 // /proc/self/fd does not exist.
 func countFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
+	fds, ok := leaktest.OpenFDs()
+	if !ok {
 		return -1
 	}
-	return len(ents)
+	return len(fds)
 }
 
 // waitLimit bounds every wait of these tests; reaching it is a failure.
