@@ -8,27 +8,10 @@ import (
 )
 
 // ManualClock is a clock that moves only when a test advances it.
-type ManualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+type ManualClock = loop.ManualClock
 
 // NewManualClock returns a clock standing at start.
-func NewManualClock(start time.Time) *ManualClock { return &ManualClock{now: start} }
-
-// Now returns the clock's time.
-func (c *ManualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *ManualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+func NewManualClock(start time.Time) *ManualClock { return loop.NewManualClock(start) }
 
 // NewWatcherClock returns a watcher whose loops read time from clock.
 func NewWatcherClock(cfg Config, clock *ManualClock) (*Watcher, error) {

@@ -9,27 +9,10 @@ import (
 )
 
 // ManualClock is a clock that moves only when a test advances it.
-type ManualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+type ManualClock = loop.ManualClock
 
 // NewManualClock returns a clock standing at start.
-func NewManualClock(start time.Time) *ManualClock { return &ManualClock{now: start} }
-
-// Now returns the clock's time.
-func (c *ManualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *ManualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+func NewManualClock(start time.Time) *ManualClock { return loop.NewManualClock(start) }
 
 // WithClock sets the clock the engine's loops read.
 func WithClock(o Options, c *ManualClock) Options {

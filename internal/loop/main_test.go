@@ -13,16 +13,6 @@ import (
 // TestMain fails the run if the tests leak goroutines or descriptors.
 func TestMain(m *testing.M) { leaktest.Main(m) }
 
-// countFDs returns the number of open descriptors, or -1 where
-// /proc/self/fd does not exist.
-func countFDs() int {
-	fds, ok := leaktest.OpenFDs()
-	if !ok {
-		return -1
-	}
-	return len(fds)
-}
-
 // waitLimit bounds every wait of these tests; reaching it is a failure.
 const waitLimit = 10 * time.Second
 
