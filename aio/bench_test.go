@@ -1,17 +1,14 @@
 package aio_test
 
 import (
-	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/galeio/gale/aio"
+	"github.com/galeio/gale/internal/benchtest"
 )
 
 // Echo benchmarks: a gale aio server next to a goroutine-per-connection
@@ -22,8 +19,10 @@ import (
 //	go test -run '^$' -bench 'Echo|PingPong' -benchtime 2s -count 5 ./aio/ | tee new.txt
 //	benchstat new.txt
 //
-// Client and servers share the process, so allocs/op and B/op count both
-// sides; the client is the same for every server.
+// The client and the std net server are internal/benchtest's, shared with
+// the engine benchmarks. Client and servers share the process, so
+// allocs/op and B/op count both sides; the client is the same for every
+// server.
 //
 // GALE_AIO_LOOPS=n sets Config.Loops of the aio servers (default: the
 // watcher's, one per GOMAXPROCS), to compare loop counts with benchstat:
@@ -35,10 +34,6 @@ import (
 // On a 2-core machine with client and server in one process (November
 // 2026, 6 interleaved runs), Loops 2 made Echo8K 29% faster and PingPong
 // 19% slower than Loops 1; Echo64K did not change.
-
-// bxTimeout bounds every client connection of a benchmark, so a broken
-// server fails the benchmark instead of hanging it.
-const bxTimeout = 2 * time.Minute
 
 // bxServer names an echo server; start runs it on ln and returns the
 // function that stops it: it closes ln and every connection and waits for
@@ -56,7 +51,7 @@ func bxAIO(name string, bufSize int) bxServer {
 
 // bxStd is a goroutine-per-connection std net echo server.
 func bxStd(bufSize int) bxServer {
-	return bxServer{"stdnet", func(b *testing.B, ln net.Listener) func() { return bxStartStd(ln, bufSize) }}
+	return bxServer{"stdnet", func(b *testing.B, ln net.Listener) func() { return benchtest.StartStdEcho(ln, bufSize) }}
 }
 
 // BenchmarkEcho64K streams 64 KiB messages over one connection; the client
@@ -67,9 +62,9 @@ func BenchmarkEcho64K(b *testing.B) {
 	servers := []bxServer{bxAIO("aio", size), bxAIO("aio-swap", 0), bxStd(size)}
 	for _, s := range servers {
 		b.Run("64K/"+s.name, func(b *testing.B) {
-			ln := bxListen(b)
+			ln := benchtest.Listen(b)
 			defer s.start(b, ln)()
-			bxStream(b, ln.Addr().String(), size)
+			benchtest.Stream(b, ln.Addr().String(), size)
 		})
 	}
 }
@@ -82,9 +77,9 @@ func BenchmarkEcho8K(b *testing.B) {
 	// connections would.
 	for _, s := range []bxServer{bxAIO("aio", 0), bxStd(size)} {
 		b.Run("8K/"+s.name, func(b *testing.B) {
-			ln := bxListen(b)
+			ln := benchtest.Listen(b)
 			defer s.start(b, ln)()
-			bxRounds(b, ln.Addr().String(), conns, size)
+			benchtest.Rounds(b, ln.Addr().String(), conns, size)
 		})
 	}
 }
@@ -95,19 +90,11 @@ func BenchmarkPingPong(b *testing.B) {
 	const conns, size = 50, 4
 	for _, s := range []bxServer{bxAIO("aio", 0), bxStd(4 << 10)} {
 		b.Run("4B/"+s.name, func(b *testing.B) {
-			ln := bxListen(b)
+			ln := benchtest.Listen(b)
 			defer s.start(b, ln)()
-			bxPingPong(b, ln.Addr().String(), conns, size)
+			benchtest.PingPong(b, ln.Addr().String(), conns, size)
 		})
 	}
-}
-
-func bxListen(b *testing.B) net.Listener {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatalf("net.Listen = %v", err)
-	}
-	return ln
 }
 
 // bxLoops returns Config.Loops for the aio servers: $GALE_AIO_LOOPS, or 0
@@ -215,310 +202,5 @@ func bxAIOEcho(w *aio.Watcher) {
 				w.Read(st, res.Conn, st.readBuf())
 			}
 		}
-	}
-}
-
-// bxStartStd starts a goroutine-per-connection echo server: each
-// connection reads into a bufSize buffer and writes back what it read. (No
-// io.Copy: between two *net.TCPConn it splices in the kernel, which is not
-// the design being compared.)
-func bxStartStd(ln net.Listener, bufSize int) func() {
-	var (
-		mu     sync.Mutex
-		conns  = make(map[net.Conn]struct{})
-		closed bool
-		wg     sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			if closed {
-				mu.Unlock()
-				c.Close()
-				continue
-			}
-			conns[c] = struct{}{}
-			wg.Add(1) // the accept goroutine's count keeps wg above 0
-			mu.Unlock()
-			go func() {
-				defer wg.Done()
-				bxStdEcho(c, bufSize)
-				mu.Lock()
-				delete(conns, c)
-				mu.Unlock()
-				c.Close()
-			}()
-		}
-	}()
-	return func() {
-		ln.Close()
-		mu.Lock()
-		closed = true
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	}
-}
-
-func bxStdEcho(c net.Conn, bufSize int) {
-	buf := make([]byte, bufSize)
-	for {
-		n, err := c.Read(buf)
-		if n > 0 {
-			if _, err := c.Write(buf[:n]); err != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// ---- clients (std net, the same for every server) ----
-
-// bxFill fills msg with a pattern that bxCheck recognises; the first 8
-// bytes are left for a sequence number.
-func bxFill(msg []byte) {
-	for i := range msg {
-		msg[i] = byte(i*7 + 3)
-	}
-}
-
-// bxCheck verifies the echo of message seq cheaply: its sequence number
-// (or as much of it as fits) and the pattern bytes in the middle and at
-// the end.
-func bxCheck(buf []byte, seq uint64) error {
-	for i := range min(len(buf), 8) {
-		if buf[i] != byte(seq>>(8*i)) {
-			return fmt.Errorf("echo of message %d starts with %x", seq, buf[:min(len(buf), 8)])
-		}
-	}
-	for _, i := range [...]int{len(buf) / 2, len(buf) - 1} {
-		if i >= 8 && buf[i] != byte(i*7+3) {
-			return fmt.Errorf("echo of message %d: byte %d = %#x, want %#x", seq, i, buf[i], byte(i*7+3))
-		}
-	}
-	return nil
-}
-
-// bxStamp writes seq, little-endian, into the first bytes of msg (as many
-// as fit).
-func bxStamp(msg []byte, seq uint64) {
-	for i := range min(len(msg), 8) {
-		msg[i] = byte(seq >> (8 * i))
-	}
-}
-
-func bxDial(b *testing.B, addr string) net.Conn {
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		b.Fatalf("net.Dial(%s) = %v", addr, err)
-	}
-	c.SetDeadline(time.Now().Add(bxTimeout))
-	return c
-}
-
-// bxStream writes b.N messages of size bytes on one connection from a
-// second goroutine and reads the echo back with io.ReadFull.
-func bxStream(b *testing.B, addr string, size int) {
-	c := bxDial(b, addr)
-	werr := make(chan error, 1)
-	defer func() {
-		c.Close() // unblocks the writer if the reader failed
-		<-werr
-	}()
-	n := b.N
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	b.ResetTimer()
-	go func() {
-		msg := make([]byte, size)
-		bxFill(msg)
-		for i := range n {
-			bxStamp(msg, uint64(i))
-			if _, err := c.Write(msg); err != nil {
-				werr <- err
-				return
-			}
-		}
-		werr <- nil
-	}()
-	buf := make([]byte, size)
-	for i := range n {
-		if _, err := io.ReadFull(c, buf); err != nil {
-			b.Fatalf("reading echo %d of %d: %v", i, n, err)
-		}
-		if err := bxCheck(buf, uint64(i)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	if err := <-werr; err != nil {
-		werr <- nil // for the deferred receive
-		b.Fatalf("writing: %v", err)
-	}
-	werr <- nil
-}
-
-// bxGate releases the client goroutines of bxRounds once per round. Open
-// installs the next round's channel before closing the current one, so a
-// goroutine released by round r that asks for the next channel gets round
-// r+1's.
-type bxGate struct {
-	mu   sync.Mutex
-	ch   chan struct{}
-	quit bool
-}
-
-func (g *bxGate) open(quit bool) {
-	g.mu.Lock()
-	old := g.ch
-	g.ch, g.quit = make(chan struct{}), quit
-	g.mu.Unlock()
-	close(old)
-}
-
-func (g *bxGate) next() (chan struct{}, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.ch, g.quit
-}
-
-// bxErr keeps the first error of many goroutines.
-type bxErr struct{ p atomic.Pointer[error] }
-
-func (e *bxErr) set(err error) { e.p.CompareAndSwap(nil, &err) }
-
-func (e *bxErr) get() error {
-	if p := e.p.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// bxRounds dials nconns connections once, outside the timed region, with a
-// client goroutine each; every round, each goroutine writes size bytes and
-// reads the echo back.
-func bxRounds(b *testing.B, addr string, nconns, size int) {
-	conns := make([]net.Conn, 0, nconns)
-	gate := &bxGate{ch: make(chan struct{})}
-	first := gate.ch
-	var (
-		round, exited sync.WaitGroup
-		failed        bxErr
-	)
-	defer func() {
-		for _, c := range conns {
-			c.(*net.TCPConn).SetLinger(0) // reset: no TIME_WAIT left behind
-			c.Close()
-		}
-		gate.open(true)
-		exited.Wait()
-	}()
-	for range nconns {
-		conns = append(conns, bxDial(b, addr))
-	}
-	for i, c := range conns {
-		exited.Add(1)
-		go func() {
-			defer exited.Done()
-			msg, buf := make([]byte, size), make([]byte, size)
-			bxFill(msg)
-			ch := first
-			for r := uint64(0); ; r++ {
-				<-ch
-				var quit bool
-				if ch, quit = gate.next(); quit {
-					return
-				}
-				seq := r<<32 | uint64(i)
-				bxStamp(msg, seq)
-				if _, err := c.Write(msg); err != nil {
-					failed.set(fmt.Errorf("conn %d round %d: write: %v", i, r, err))
-				} else if _, err := io.ReadFull(c, buf); err != nil {
-					failed.set(fmt.Errorf("conn %d round %d: read: %v", i, r, err))
-				} else if err := bxCheck(buf, seq); err != nil {
-					failed.set(fmt.Errorf("conn %d: %v", i, err))
-				}
-				round.Done()
-			}
-		}()
-	}
-	run := func() {
-		round.Add(nconns)
-		gate.open(false)
-		round.Wait()
-		if err := failed.get(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	run() // warm-up: server goroutines, buffers, first-use allocations
-	b.SetBytes(int64(nconns * size))
-	b.ReportAllocs()
-	for b.Loop() {
-		run()
-	}
-}
-
-// bxPingPong runs b.N round trips of size-byte messages, spread over
-// nconns connections that each run a closed loop.
-func bxPingPong(b *testing.B, addr string, nconns, size int) {
-	conns := make([]net.Conn, 0, nconns)
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for range nconns {
-		conns = append(conns, bxDial(b, addr))
-	}
-	var (
-		wg     sync.WaitGroup
-		failed bxErr
-	)
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i, c := range conns {
-		n := b.N / nconns
-		if i < b.N%nconns {
-			n++
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			msg, buf := make([]byte, size), make([]byte, size)
-			bxFill(msg)
-			for k := range n {
-				seq := uint64(i)<<24 | uint64(k)
-				bxStamp(msg, seq)
-				if _, err := c.Write(msg); err != nil {
-					failed.set(fmt.Errorf("conn %d: write: %v", i, err))
-					return
-				}
-				if _, err := io.ReadFull(c, buf); err != nil {
-					failed.set(fmt.Errorf("conn %d: read: %v", i, err))
-					return
-				}
-				if err := bxCheck(buf, seq); err != nil {
-					failed.set(fmt.Errorf("conn %d: %v", i, err))
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	b.StopTimer()
-	if err := failed.get(); err != nil {
-		b.Fatal(err)
 	}
 }

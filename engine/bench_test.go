@@ -1,17 +1,14 @@
 package engine_test
 
 import (
-	"fmt"
-	"io"
 	"net"
 	"os"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/galeio/gale/engine"
+	"github.com/galeio/gale/internal/benchtest"
 )
 
 // Echo benchmarks: an engine echo server (default Options) next to a
@@ -23,14 +20,12 @@ import (
 //	go test -run '^$' -bench 'Engine' -benchtime 2s -count 6 ./engine/ | tee new.txt
 //	benchstat new.txt
 //
-// Client and server share the process, so allocs/op and B/op count both
-// sides; the client is the same for every server. Every sub-benchmark
-// starts its own server and stops it, with every connection closed, before
-// the next one starts; a descriptor left open fails the benchmark.
-
-// ebTimeout bounds every client connection, so a broken server fails the
-// benchmark instead of hanging it.
-const ebTimeout = 2 * time.Minute
+// The client and the std net server are internal/benchtest's, shared with
+// the aio benchmarks. Client and server share the process, so allocs/op
+// and B/op count both sides; the client is the same for every server.
+// Every sub-benchmark starts its own server and stops it, with every
+// connection closed, before the next one starts; a descriptor left open
+// fails the benchmark.
 
 // ebEcho is the engine echo server's handler: it writes back what it gets.
 type ebEcho struct{ engine.BaseHandler }
@@ -54,7 +49,7 @@ type ebServer struct {
 func ebServers(stdBuf int) []ebServer {
 	return []ebServer{
 		{"engine", ebStartEngine},
-		{"stdnet", func(tb testing.TB) (string, func()) { return ebStartStd(tb, stdBuf) }},
+		{"stdnet", func(tb testing.TB) (string, func()) { return benchtest.ListenStdEcho(tb, stdBuf) }},
 	}
 }
 
@@ -68,7 +63,7 @@ func BenchmarkEngineEcho64K(b *testing.B) {
 			defer ebCheckFDs(b)()
 			addr, stop := s.start(b)
 			defer stop()
-			ebStream(b, addr, size)
+			benchtest.Stream(b, addr, size)
 		})
 	}
 }
@@ -82,7 +77,7 @@ func BenchmarkEnginePingPong(b *testing.B) {
 			defer ebCheckFDs(b)()
 			addr, stop := s.start(b)
 			defer stop()
-			ebPingPong(b, addr, conns, size)
+			benchtest.PingPong(b, addr, conns, size)
 		})
 	}
 }
@@ -98,7 +93,7 @@ func BenchmarkEngineEcho8K(b *testing.B) {
 			defer ebCheckFDs(b)()
 			addr, stop := s.start(b)
 			defer stop()
-			ebRounds(b, addr, conns, size)
+			benchtest.Rounds(b, addr, conns, size)
 		})
 	}
 }
@@ -130,74 +125,6 @@ func ebStartEngine(tb testing.TB) (string, func()) {
 		if n := e.Conns(); n != 0 {
 			tb.Errorf("Conns() after Stop = %d, want 0", n)
 		}
-	}
-}
-
-// ebStartStd starts a goroutine-per-connection std net echo server: each
-// connection reads into a bufSize buffer and writes back what it read. (No
-// io.Copy: between two *net.TCPConn it splices in the kernel, which is not
-// the design being compared.) stop closes the listener and every
-// connection and waits for the server's goroutines.
-func ebStartStd(tb testing.TB, bufSize int) (string, func()) {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("net.Listen = %v, want nil", err)
-	}
-	var (
-		mu     sync.Mutex
-		conns  = make(map[net.Conn]struct{})
-		closed bool
-		wg     sync.WaitGroup
-	)
-	serve := func(c net.Conn) {
-		defer wg.Done()
-		buf := make([]byte, bufSize)
-		for {
-			n, err := c.Read(buf)
-			if n > 0 {
-				if _, werr := c.Write(buf[:n]); werr != nil {
-					break
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		mu.Lock()
-		delete(conns, c)
-		mu.Unlock()
-		c.Close()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			if closed {
-				mu.Unlock()
-				c.Close()
-				continue
-			}
-			conns[c] = struct{}{}
-			wg.Add(1) // the accept goroutine's own count keeps wg above 0
-			mu.Unlock()
-			go serve(c)
-		}
-	}()
-	return ln.Addr().String(), func() {
-		ln.Close()
-		mu.Lock()
-		closed = true
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
 	}
 }
 
@@ -233,247 +160,4 @@ func ebFDs(tb testing.TB) int {
 		tb.Fatalf("ReadDir(/proc/self/fd) = %v, want nil", err)
 	}
 	return len(ents)
-}
-
-// ---- clients (std net, the same for every server) ----
-
-// ebFill fills msg with the pattern ebCheck expects; the first 8 bytes are
-// for a sequence number (ebStamp).
-func ebFill(msg []byte) {
-	for i := range msg {
-		msg[i] = byte(i*13 + 5)
-	}
-}
-
-// ebStamp writes seq, little-endian, into the first bytes of msg (as many
-// as fit).
-func ebStamp(msg []byte, seq uint64) {
-	for i := range min(len(msg), 8) {
-		msg[i] = byte(seq >> (8 * i))
-	}
-}
-
-// ebCheck verifies a few bytes of the echo of message seq: its sequence
-// number (as much of it as fits) and the pattern in the middle and at the
-// end. Every byte is not compared: the check must stay cheap next to the
-// I/O it measures.
-func ebCheck(buf []byte, seq uint64) error {
-	for i := range min(len(buf), 8) {
-		if buf[i] != byte(seq>>(8*i)) {
-			return fmt.Errorf("echo of message %d: byte %d = %#x, want %#x", seq, i, buf[i], byte(seq>>(8*i)))
-		}
-	}
-	for _, i := range [...]int{len(buf) / 2, len(buf) - 1} {
-		if want := byte(i*13 + 5); i >= 8 && buf[i] != want {
-			return fmt.Errorf("echo of message %d: byte %d = %#x, want %#x", seq, i, buf[i], want)
-		}
-	}
-	return nil
-}
-
-func ebDial(b *testing.B, addr string) *net.TCPConn {
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		b.Fatalf("net.Dial(tcp, %s) = %v, want nil", addr, err)
-	}
-	c.SetDeadline(time.Now().Add(ebTimeout))
-	return c.(*net.TCPConn)
-}
-
-// ebFirstErr keeps the first error of many goroutines.
-type ebFirstErr struct{ p atomic.Pointer[error] }
-
-func (f *ebFirstErr) set(err error) { f.p.CompareAndSwap(nil, &err) }
-
-func (f *ebFirstErr) get() error {
-	if p := f.p.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// ebStream writes b.N messages of size bytes on one connection from a
-// second goroutine while the caller reads the echo back with io.ReadFull.
-func ebStream(b *testing.B, addr string, size int) {
-	c := ebDial(b, addr)
-	werr := make(chan error, 1)
-	writing := false
-	defer func() {
-		c.Close() // unblocks the writer if the reader failed
-		if writing {
-			<-werr
-		}
-	}()
-	n := b.N
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	b.ResetTimer()
-	writing = true
-	go func() {
-		msg := make([]byte, size)
-		ebFill(msg)
-		for i := range n {
-			ebStamp(msg, uint64(i))
-			if _, err := c.Write(msg); err != nil {
-				werr <- fmt.Errorf("writing message %d of %d: %v", i, n, err)
-				return
-			}
-		}
-		werr <- nil
-	}()
-	buf := make([]byte, size)
-	for i := range n {
-		if _, err := io.ReadFull(c, buf); err != nil {
-			b.Fatalf("reading echo %d of %d: %v", i, n, err)
-		}
-		if err := ebCheck(buf, uint64(i)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	writing = false
-	if err := <-werr; err != nil {
-		b.Fatal(err)
-	}
-}
-
-// ebPingPong runs b.N round trips of size-byte messages, spread over
-// nconns connections that each run a closed loop.
-func ebPingPong(b *testing.B, addr string, nconns, size int) {
-	conns := make([]*net.TCPConn, 0, nconns)
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for range nconns {
-		conns = append(conns, ebDial(b, addr))
-	}
-	var (
-		wg     sync.WaitGroup
-		failed ebFirstErr
-	)
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i, c := range conns {
-		n := b.N / nconns
-		if i < b.N%nconns {
-			n++
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			msg, buf := make([]byte, size), make([]byte, size)
-			ebFill(msg)
-			for k := range n {
-				seq := uint64(i)<<24 | uint64(k)
-				ebStamp(msg, seq)
-				if _, err := c.Write(msg); err != nil {
-					failed.set(fmt.Errorf("conn %d: write: %v", i, err))
-					return
-				}
-				if _, err := io.ReadFull(c, buf); err != nil {
-					failed.set(fmt.Errorf("conn %d: read: %v", i, err))
-					return
-				}
-				if err := ebCheck(buf, seq); err != nil {
-					failed.set(fmt.Errorf("conn %d: %v", i, err))
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	b.StopTimer()
-	if err := failed.get(); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// ebGate starts the rounds of ebRounds. open installs the next round's
-// channel before closing the current one, so a client released by round r
-// that asks for its next channel gets round r+1's.
-type ebGate struct {
-	mu   sync.Mutex
-	ch   chan struct{}
-	quit bool
-}
-
-func (g *ebGate) open(quit bool) {
-	g.mu.Lock()
-	cur := g.ch
-	g.ch, g.quit = make(chan struct{}), quit
-	g.mu.Unlock()
-	close(cur)
-}
-
-func (g *ebGate) next() (chan struct{}, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.ch, g.quit
-}
-
-// ebRounds dials nconns connections, each with a client goroutine, before
-// the timed loop; in every round each client writes size bytes and reads
-// the echo back. One warm-up round runs untimed.
-func ebRounds(b *testing.B, addr string, nconns, size int) {
-	conns := make([]*net.TCPConn, 0, nconns)
-	gate := &ebGate{ch: make(chan struct{})}
-	first := gate.ch
-	var (
-		round, clients sync.WaitGroup
-		failed         ebFirstErr
-	)
-	defer func() {
-		for _, c := range conns {
-			c.SetLinger(0) // reset: no TIME_WAIT left for the next run
-			c.Close()
-		}
-		gate.open(true)
-		clients.Wait()
-	}()
-	for range nconns {
-		conns = append(conns, ebDial(b, addr))
-	}
-	for i, c := range conns {
-		clients.Add(1)
-		go func() {
-			defer clients.Done()
-			msg, buf := make([]byte, size), make([]byte, size)
-			ebFill(msg)
-			ch := first
-			for r := uint64(0); ; r++ {
-				<-ch
-				var quit bool
-				if ch, quit = gate.next(); quit {
-					return
-				}
-				seq := r<<32 | uint64(i)
-				ebStamp(msg, seq)
-				if _, err := c.Write(msg); err != nil {
-					failed.set(fmt.Errorf("conn %d round %d: write: %v", i, r, err))
-				} else if _, err := io.ReadFull(c, buf); err != nil {
-					failed.set(fmt.Errorf("conn %d round %d: read: %v", i, r, err))
-				} else if err := ebCheck(buf, seq); err != nil {
-					failed.set(fmt.Errorf("conn %d: %v", i, err))
-				}
-				round.Done()
-			}
-		}()
-	}
-	run := func() {
-		round.Add(nconns)
-		gate.open(false)
-		round.Wait()
-		if err := failed.get(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	run() // warm-up: goroutine stacks, buffers, first-use allocations
-	b.SetBytes(int64(nconns * size))
-	b.ReportAllocs()
-	for b.Loop() {
-		run()
-	}
 }

@@ -23,6 +23,10 @@ var policy = map[string][]string{
 	"internal/sock": {},
 	// leaktest is for tests only: the standard library alone.
 	"internal/leaktest": {},
+	// benchtest is the std net client and echo server of the aio and
+	// engine benchmarks: the standard library alone, for tests and
+	// benchmarks only.
+	"internal/benchtest": {},
 	// io_uring ring layer (later), beside the readiness pollers.
 	"internal/uring": {"internal/sock"},
 	// epoll and kqueue backends, and the io_uring backend over the ring.
