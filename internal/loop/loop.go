@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/sock"
 )
 
 // ErrStopped is returned by Post after Stop.
@@ -154,6 +155,13 @@ func (l *Loop) Timers() int { return len(l.timers) }
 func (l *Loop) complete(c *poller.Completion) {
 	if o := l.slots.lookup(c.Tag); o != nil {
 		o.Complete(l, c)
+		return
+	}
+	// Stale: the owner released its tag after the operation completed.
+	// An accepted connection has no one to take it: close it, or it leaks
+	// (a listener closed by Shutdown right after an accept did).
+	if c.Op == poller.OpAccept && c.Err == 0 {
+		sock.Close(c.N)
 	}
 }
 

@@ -14,7 +14,10 @@
 //   - Add(fd, tag, stream) starts tracking fd under tag. No I/O happens yet.
 //     stream reports a SOCK_STREAM socket.
 //   - Remove(tag) stops tracking. An operation still in flight ends with no
-//     completion; the caller closes fd afterwards.
+//     completion; one that completed before Remove may still be delivered
+//     under the old tag, which the loop recognises as stale (and, for an
+//     accept, closes the descriptor it carries). The caller closes fd
+//     afterwards.
 //   - Recv(tag, buf) submits one receive: into buf, or into a buffer from the
 //     Provider when buf is nil. It completes once, with the first data, a
 //     zero-byte read (end of file on a stream), or an error.
