@@ -34,7 +34,13 @@ func (w *watcher) Detach(conn net.Conn) (net.Conn, error) {
 	select {
 	case fd = <-fds:
 	case <-c.lp.l.Done():
-		return nil, ErrWatcherClosed
+		// The loop is gone; if it handed the descriptor over before it
+		// went, take it (it would leak in the channel otherwise).
+		select {
+		case fd = <-fds:
+		default:
+			return nil, ErrWatcherClosed
+		}
 	}
 	if fd < 0 {
 		return nil, ErrConnClosed

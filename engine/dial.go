@@ -88,7 +88,13 @@ func (c *Conn) Detach() (net.Conn, error) {
 	select {
 	case fd = <-fds:
 	case <-c.lp.l.Done():
-		return nil, ErrEngineStopped
+		// The loop is gone; if it handed the descriptor over before it
+		// went, take it (it would leak in the channel otherwise).
+		select {
+		case fd = <-fds:
+		default:
+			return nil, ErrEngineStopped
+		}
 	}
 	return c.wrapDetached(fd)
 }

@@ -142,18 +142,46 @@ func NewFDs(before, now map[int]string) map[int]string {
 	return added
 }
 
-// Describe lists descriptors with their targets, one a line.
+// Describe lists descriptors with their targets, one a line; a TCP socket
+// also shows its addresses and state, from /proc/net/tcp and tcp6.
 func Describe(fds map[int]string) string {
 	nums := make([]int, 0, len(fds))
 	for fd := range fds {
 		nums = append(nums, fd)
 	}
 	sort.Ints(nums)
+	socks := tcpSockets()
 	var b strings.Builder
 	for _, fd := range nums {
-		fmt.Fprintf(&b, "\tfd %d -> %s\n", fd, fds[fd])
+		fmt.Fprintf(&b, "\tfd %d -> %s", fd, fds[fd])
+		if inode, ok := strings.CutPrefix(fds[fd], "socket:["); ok {
+			if d := socks[strings.TrimSuffix(inode, "]")]; d != "" {
+				fmt.Fprintf(&b, " (tcp %s)", d)
+			}
+		}
+		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// tcpSockets maps the inodes of the process's TCP sockets to "local ->
+// remote, state st" in /proc/net/tcp's hexadecimal notation (state 01 is
+// ESTABLISHED, 0A LISTEN, 08 CLOSE_WAIT; proc(5)).
+func tcpSockets() map[string]string {
+	m := make(map[string]string)
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			fl := strings.Fields(line)
+			if len(fl) > 9 {
+				m[fl[9]] = fl[1] + " -> " + fl[2] + ", state " + fl[3]
+			}
+		}
+	}
+	return m
 }
 
 func stacks() []byte {

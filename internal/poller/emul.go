@@ -5,6 +5,8 @@ package poller
 import (
 	"time"
 
+	"github.com/galeio/gale/internal/sock"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -334,5 +336,13 @@ func (e *emul) deliver(c Completion, fn func(*Completion)) {
 	e.cur = Completion{}
 }
 
-func (e *emul) Wake() error  { return e.rd.wake() }
-func (e *emul) Close() error { return e.rd.close() }
+func (e *emul) Wake() error { return e.rd.wake() }
+func (e *emul) Close() error {
+	for _, c := range e.ready {
+		if c.Op == OpAccept && c.Err == 0 {
+			sock.Close(c.N) // accepted, never delivered: nobody owns it
+		}
+	}
+	e.ready = nil
+	return e.rd.close()
+}

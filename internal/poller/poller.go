@@ -43,7 +43,9 @@
 //     calls fn once for every ready completion, in order. fn may submit more
 //     operations; their completions are delivered by this or the next Wait.
 //   - Wake makes a blocked or the next Wait return. Safe from any goroutine.
-//   - Close releases the backend. Descriptors still added are not closed.
+//   - Close releases the backend. Descriptors still added are not closed;
+//     completions not yet delivered are dropped, and the descriptors that
+//     accepts among them produced are closed, so none leaks.
 //
 // At most one operation of the receive side (Recv, RecvFrom, Accept) and
 // one of the send side (Send, SendTo, Connect) may be in flight per tag. A completion's Err
