@@ -20,6 +20,9 @@
 //	pingpong  -conns conns (default 50) send -size byte messages (default 4)
 //	          and wait for each echo (msg/s, latency percentiles)
 //	conns     -many conns (default 1000) each echo 1 KiB per round (ms per round)
+//	idle      -idle conns (default 10000) each echo 1 byte, then stay open:
+//	          the server's resident memory growth per connection (bytes);
+//	          not in the default suite (run it with -scenarios idle)
 package main
 
 import (
@@ -38,6 +41,7 @@ type options struct {
 	conns     int
 	size      int
 	many      int
+	idle      int
 }
 
 func main() {
@@ -50,6 +54,7 @@ func main() {
 	flag.IntVar(&o.conns, "conns", 50, "connections in pingpong")
 	flag.IntVar(&o.size, "size", 4, "message size in pingpong, bytes")
 	flag.IntVar(&o.many, "many", 1000, "connections in conns")
+	flag.IntVar(&o.idle, "idle", 10000, "connections in idle (at most about 19,000: the open-file limit)")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write the gale server's CPU profile to this file (last run wins)")
 	flag.Parse()
 
@@ -88,7 +93,7 @@ func run(o options) error {
 		for rep := range o.reps {
 			for _, srv := range o.servers {
 				progress("%s: %s, run %d/%d", sc, srv, rep+1, o.reps)
-				r, err := measure(srv, func(addr string) (result, error) { return drive(addr, o) })
+				r, err := measure(srv, func(addr string, pid int) (result, error) { return drive(addr, pid, o) })
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", sc, srv, err)
 				}

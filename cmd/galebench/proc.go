@@ -43,6 +43,11 @@ func procPeakRSS(pid int) (int64, error) {
 	return procStatus(pid, "VmHWM:")
 }
 
+// procRSS returns the resident set (VmRSS) of process pid in bytes.
+func procRSS(pid int) (int64, error) {
+	return procStatus(pid, "VmRSS:")
+}
+
 func procStatus(pid int, key string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

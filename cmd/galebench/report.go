@@ -60,7 +60,10 @@ type row struct {
 	reps             int
 }
 
-var units = map[string]string{"stream": "MB/s", "pingpong": "msg/s", "conns": "ms/round"}
+var units = map[string]string{"stream": "MB/s", "pingpong": "msg/s", "conns": "ms/round", "idle": "B/conn"}
+
+// lowerIsBetter reports whether smaller figures of unit are better.
+func lowerIsBetter(unit string) bool { return unit == "ms/round" || unit == "B/conn" }
 
 func summarize(sc, srv string, rs []result) row {
 	r := row{scenario: sc, server: srv, unit: units[sc], reps: len(rs)}
@@ -109,7 +112,7 @@ func printTable(w io.Writer, rows []row, o options) {
 		m := median(r.values)
 		ratio := "-"
 		if b := base[r.scenario]; b > 0 && r.server != "stdnet" {
-			if r.unit == "ms/round" { // lower is better: show speed-up
+			if lowerIsBetter(r.unit) { // show how many times better
 				ratio = fmt.Sprintf("%.2fx", b/m)
 			} else {
 				ratio = fmt.Sprintf("%.2fx", m/b)
@@ -122,7 +125,7 @@ func printTable(w io.Writer, rows []row, o options) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d run(s) of %v each per cell, servers interleaved; 'vs stdnet' > 1 means faster.\n", o.reps, o.duration)
-	fmt.Fprintf(w, "pingpong: %d conns x %d B; conns: %d conns x 1 KiB per round; stream: 1 conn, 64 KiB writes.\n", o.conns, o.size, o.many)
+	fmt.Fprintf(w, "pingpong: %d conns x %d B; conns: %d conns x 1 KiB per round; stream: 1 conn, 64 KiB writes; idle: %d conns.\n", o.conns, o.size, o.many, o.idle)
 	if len(rows) > 0 && !strings.Contains(fmt.Sprint(o.servers), "stdnet") {
 		fmt.Fprintln(w, "(add stdnet to -servers for ratios)")
 	}

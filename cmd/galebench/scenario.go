@@ -21,15 +21,17 @@ type result struct {
 	lat       *histogram    // per-message latency, when measured
 }
 
-var scenarioFuncs = map[string]func(addr string, o options) (result, error){
-	"stream":   stream,
-	"pingpong": pingpong,
-	"conns":    manyConns,
+// scenarioFuncs drive a server at addr; pid is the server's process.
+var scenarioFuncs = map[string]func(addr string, pid int, o options) (result, error){
+	"stream":   func(addr string, _ int, o options) (result, error) { return stream(addr, o) },
+	"pingpong": func(addr string, _ int, o options) (result, error) { return pingpong(addr, o) },
+	"conns":    func(addr string, _ int, o options) (result, error) { return manyConns(addr, o) },
+	"idle":     idle,
 }
 
 // measure starts server srv, runs drive against it and adds the server's
 // and the client's CPU time and the server's memory to the result.
-func measure(srv string, drive func(addr string) (result, error)) (result, error) {
+func measure(srv string, drive func(addr string, pid int) (result, error)) (result, error) {
 	c, err := startServer(srv)
 	if err != nil {
 		return result{}, err
@@ -41,7 +43,7 @@ func measure(srv string, drive func(addr string) (result, error)) (result, error
 		return result{}, err
 	}
 	self0 := selfCPU()
-	r, err := drive(c.addr)
+	r, err := drive(c.addr, pid)
 	cpu1, cerr := procCPU(pid)
 	rss, rerr := procPeakRSS(pid)
 	if err != nil {
