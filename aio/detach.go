@@ -2,8 +2,6 @@ package aio
 
 import (
 	"net"
-	"os"
-	"syscall"
 
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
@@ -45,41 +43,11 @@ func (w *watcher) Detach(conn net.Conn) (net.Conn, error) {
 	if fd < 0 {
 		return nil, ErrConnClosed
 	}
-	return c.fileConn(fd)
-}
-
-// fileConn wraps fd, which it takes over, into a net.Conn. net.FileConn
-// applies the standard library's defaults for new TCP connections
-// (TCP_NODELAY, keep-alive); the options the socket had are put back.
-func (c *conn) fileConn(fd int) (net.Conn, error) {
-	opts := sock.SaveTCPOptions(fd)
-	f := os.NewFile(uintptr(fd), "gale-detached")
-	nc, err := net.FileConn(f) // duplicates fd, close-on-exec
-	f.Close()
+	nc, err := sock.FileConn(fd)
 	if err != nil {
-		return nil, c.opError("detach", err)
-	}
-	if err := restore(nc, opts); err != nil {
-		nc.Close()
 		return nil, c.opError("detach", err)
 	}
 	return nc, nil
-}
-
-func restore(nc net.Conn, opts sock.TCPOptions) error {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var rerr error
-	if err := rc.Control(func(fd uintptr) { rerr = opts.Restore(int(fd)) }); err != nil {
-		return err
-	}
-	return rerr
 }
 
 // detach releases c like Free but hands its descriptor to fds instead of

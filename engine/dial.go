@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"net"
-	"os"
 	"syscall"
 
 	"github.com/galeio/gale/internal/loop"
@@ -110,23 +109,15 @@ func (c *Conn) detach(fds chan int) {
 	c.closeGracefully(ErrDetached)
 }
 
-// wrapDetached turns a detached descriptor into a net.Conn, keeping the
-// TCP options that net.FileConn would reset.
+// wrapDetached turns a detached descriptor into a net.Conn (sock.FileConn
+// keeps its TCP options).
 func (c *Conn) wrapDetached(fd int) (net.Conn, error) {
 	if fd < 0 {
 		return nil, c.opError("detach", net.ErrClosed)
 	}
-	opts := sock.SaveTCPOptions(fd)
-	f := os.NewFile(uintptr(fd), "gale-detached")
-	nc, err := net.FileConn(f)
-	f.Close()
+	nc, err := sock.FileConn(fd)
 	if err != nil {
 		return nil, c.opError("detach", err)
-	}
-	if sc, ok := nc.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
-			rc.Control(func(fd uintptr) { opts.Restore(int(fd)) })
-		}
 	}
 	return nc, nil
 }
