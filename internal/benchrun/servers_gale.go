@@ -1,123 +1,24 @@
-package main
+package benchrun
 
 import (
-	"bufio"
 	"errors"
-	"fmt"
-	"io"
 	"net"
-	"os"
-	"os/exec"
-	"runtime/pprof"
-	"slices"
-	"strings"
-	"syscall"
 
 	"github.com/galeio/gale/aio"
 	"github.com/galeio/gale/engine"
 )
 
-// servers are the echo servers galebench can start. Each serves on ln, or
-// on ln's address, and calls ready with the address it accepts on once
-// connections may be dialed; it returns only on failure.
-var servers = map[string]func(ln net.Listener, ready func(net.Addr)) error{
-	"aio":    serveAIO,
-	"engine": serveEngine,
-	"stdnet": serveStd,
-}
-
-func serverNames() []string {
-	var names []string
-	for n := range servers {
-		names = append(names, n)
+// GaleServers are gale's echo servers and std net's, the reference every
+// ratio is taken against.
+func GaleServers() []Server {
+	return []Server{
+		{Name: "aio", Serve: serveAIO, Gale: true,
+			Note: "gale aio Watcher, default Config; nil-buffer reads from the swap buffer, copied to a pooled buffer for the write"},
+		{Name: "engine", Serve: serveEngine, Gale: true,
+			Note: "gale engine, default Options; OnData writes the input back (direct write, else queued copy)"},
+		{Name: "stdnet", Serve: serveStd,
+			Note: "package net, a goroutine per connection, 64 KiB buffer"},
 	}
-	slices.Sort(names)
-	return names
-}
-
-func knownServer(name string) bool { _, ok := servers[name]; return ok }
-
-// cpuProfile is the -cpuprofile flag: the parent passes it to gale
-// servers, which write their profile there.
-var cpuProfile string
-
-// runServer is the child's side: listen on loopback, print the address on
-// stdout once the server accepts there, serve until stdin closes (the
-// parent exits or is done).
-func runServer(name, profile string) error {
-	serve, ok := servers[name]
-	if !ok {
-		return fmt.Errorf("unknown server %q", name)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	if profile != "" {
-		f, err := os.Create(profile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-	}
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		pprof.StopCPUProfile()
-		os.Exit(0)
-	}()
-	return serve(ln, func(a net.Addr) { fmt.Println(a) })
-}
-
-// child is a running server process.
-type child struct {
-	cmd  *exec.Cmd
-	addr string
-	in   io.WriteCloser
-}
-
-func startServer(name string) (*child, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"-serve", name}
-	if cpuProfile != "" && name != "stdnet" {
-		args = append(args, "-cpuprofile", cpuProfile)
-	}
-	cmd := exec.Command(exe, args...)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		in.Close()
-		cmd.Wait()
-		return nil, fmt.Errorf("server %s did not start: %w", name, err)
-	}
-	return &child{cmd: cmd, addr: strings.TrimSpace(line), in: in}, nil
-}
-
-// dump asks the server to print its goroutines (SIGQUIT makes the Go
-// runtime do so on stderr, which the child shares) and waits for it to exit.
-func (c *child) dump() {
-	c.cmd.Process.Signal(syscall.SIGQUIT)
-	c.cmd.Wait()
-}
-
-func (c *child) stop() error {
-	c.in.Close()
-	return c.cmd.Wait()
 }
 
 // serveStd is the standard library's echo: a goroutine per connection.

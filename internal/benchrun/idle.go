@@ -1,4 +1,4 @@
-package main
+package benchrun
 
 import (
 	"errors"
@@ -9,12 +9,12 @@ import (
 )
 
 // idle measures what an idle connection costs the server: it reads the
-// server's resident memory, opens o.idle connections that each echo one
+// server's resident memory, opens c.Conns connections that each echo one
 // byte (so the server has set up everything it keeps per connection) and
 // then stay open, waits for the server to settle, and reads the memory
 // again. The figure is the growth divided by the connections.
-func idle(addr string, pid int, o options) (result, error) {
-	warm, err := dialAll(addr, 1)
+func idle(ch *child, c Case, _ Options) (result, error) {
+	warm, err := dialAll(ch.addr, 1)
 	if err != nil {
 		return result{}, err
 	}
@@ -23,18 +23,21 @@ func idle(addr string, pid int, o options) (result, error) {
 		return result{}, err
 	}
 	settle()
-	rss0, err := procRSS(pid)
+	rss0, err := procRSS(ch.pid())
 	if err != nil {
 		return result{}, err
 	}
-	conns, err := dialEcho(addr, o.idle)
+	conns, err := dialEcho(ch.addr, c.Conns)
 	defer closeAll(conns)
 	if err != nil {
 		return result{}, err
 	}
 	settle()
-	rss1, err := procRSS(pid)
+	rss1, err := procRSS(ch.pid())
 	if err != nil {
+		return result{}, err
+	}
+	if err := ch.atPeak(); err != nil {
 		return result{}, err
 	}
 	n := int64(len(conns))

@@ -1,0 +1,106 @@
+// Package benchrun is galebench's machinery: it starts echo servers in
+// child processes, drives each with one load generator that verifies every
+// echoed byte, and reports medians of interleaved repetitions as a table,
+// JSON lines, a Markdown report and SVG charts.
+//
+// cmd/galebench runs it with gale's servers and std net's; the bench
+// module (a separate Go module, so that the core keeps its single
+// dependency) adds the peers'. Both are one call: Main(cfg).
+//
+// Each server runs in a child process (the same binary, re-executed with
+// -serve NAME), so its CPU time and memory are the server's alone, read
+// from /proc. The load generator is a goroutine per connection over
+// package net.
+package benchrun
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Server is an echo server the suite can start.
+type Server struct {
+	Name string
+	// Serve echoes on ln, or on ln's address after closing ln, calls ready
+	// with the address it accepts on once connections may be dialed, and
+	// returns only on failure. It runs in the child process.
+	Serve func(ln net.Listener, ready func(net.Addr)) error
+	// Gale marks gale's own servers: the profiling flags apply to them.
+	Gale bool
+	// Note is one line on how the server is written, for the report.
+	Note string
+}
+
+// Config is what a command adds to the suite.
+type Config struct {
+	Command string   // the command's name in messages, such as "galebench"
+	Servers []Server // every server the command can start
+	// Default lists the servers to compare when -servers is not given.
+	Default []string
+	// Full makes the full suite the default (else the short one).
+	Full bool
+	// Usage is printed before the flags by -h.
+	Usage string
+}
+
+// Main runs the command: as a server child when given -serve, else the
+// suite the flags choose. It exits the process.
+func Main(cfg Config) {
+	fs := flag.NewFlagSet(cfg.Command, flag.ExitOnError)
+	serve := fs.String("serve", "", "run as a server child (internal)")
+	pin := fs.Int("pin-cpu", -1, "pin this process to one CPU (internal, for -serve)")
+	prof := fs.String("cpuprofile", "", "write each gale server's CPU profile to FILE, with server and case in its name")
+	mprof := fs.String("memprofile", "", "write each gale server's heap profile to FILE, with server and case in its name")
+	c := bindFlags(fs, cfg)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), cfg.Usage)
+		fs.PrintDefaults()
+	}
+	fs.Parse(os.Args[1:])
+	if *serve != "" {
+		if err := runChild(cfg.Servers, *serve, childOptions{cpu: *pin, cpuProfile: *prof, memProfile: *mprof}); err != nil {
+			fmt.Fprintf(os.Stderr, "%s server: %v\n", cfg.Command, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	o := &c.o
+	o.CPUProfile, o.MemProfile = *prof, *mprof
+	o.Progress = os.Stderr
+	o.Command = strings.Join(append([]string{cfg.Command}, os.Args[1:]...), " ")
+	err := func() error {
+		if c.report {
+			return Rerender(o.Out)
+		}
+		if err := c.finish(fs); err != nil {
+			return err
+		}
+		return Run(cfg.Servers, *o)
+	}()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", cfg.Command, err)
+		os.Exit(1)
+	}
+}
+
+// find returns the server called name.
+func find(servers []Server, name string) (Server, error) {
+	for _, s := range servers {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	var names []string
+	for _, s := range servers {
+		names = append(names, s.Name)
+	}
+	slices.Sort(names)
+	return Server{}, fmt.Errorf("unknown server %q (have %s)", name, strings.Join(names, ", "))
+}
+
+var errNoCases = errors.New("no scenario chosen")

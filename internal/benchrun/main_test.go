@@ -1,0 +1,114 @@
+package benchrun
+
+import (
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary serve as the suite's server child: Run
+// re-executes os.Executable with -serve, as the commands do.
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 3 && os.Args[1] == "-serve" {
+		Main(Config{Command: "benchrun.test", Servers: testServers()})
+	}
+	os.Exit(m.Run())
+}
+
+// TestSuiteSmoke runs every scenario against every server, briefly: each
+// echoed byte is verified, so a broken server or scenario fails here
+// rather than in a long benchmark run. It writes the results, the report
+// and the charts, and re-renders them from the results.
+func TestSuiteSmoke(t *testing.T) {
+	cases, err := ParseCases("stream,pingpong,conns,idle", "8x4,4x1024", "20,50", "20,50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	o := Options{Duration: 300 * time.Millisecond, Reps: 1, Servers: []string{"aio", "engine", "stdnet"},
+		Cases: cases, Out: dir, Command: "benchrun.test"}
+	if err := Run(testServers(), o); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	meta, recs, err := ReadResults(dir + "/results.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(cases) * 3; len(recs) != want {
+		t.Errorf("results.jsonl holds %d records, want %d", len(recs), want)
+	}
+	for _, r := range recs {
+		if r.Err != "" || r.Value <= 0 || r.Msgs <= 0 {
+			t.Errorf("record %+v: want a positive figure and no error", r)
+		}
+	}
+	if strings.Join(meta.Gale, ",") != "aio,engine" {
+		t.Errorf("meta.Gale = %v, want aio and engine", meta.Gale)
+	}
+	if err := Rerender(dir); err != nil {
+		t.Errorf("Rerender = %v", err)
+	}
+}
+
+// testServers adds to gale's a broken server: it closes every connection
+// it accepts.
+func testServers() []Server {
+	closer := Server{Name: "closer", Serve: func(ln net.Listener, ready func(net.Addr)) error {
+		ready(ln.Addr())
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return err
+			}
+			c.Close()
+		}
+	}}
+	return append(GaleServers(), closer)
+}
+
+// TestFailureRecorded checks that a server which cannot serve a case is
+// recorded as failed, that Run reports it, that the server skips the rest
+// of the case, and that the others are still measured.
+func TestFailureRecorded(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{Duration: 100 * time.Millisecond, Reps: 2, Servers: []string{"closer", "stdnet"},
+		Cases: []Case{{Scenario: "pingpong", Conns: 2, Size: 4}}, Out: dir}
+	err := Run(testServers(), o)
+	if err == nil || !strings.Contains(err.Error(), "pingpong-2x4 on closer, run 1") {
+		t.Fatalf("Run = %v, want the failure of closer's first run", err)
+	}
+	_, recs, rerr := ReadResults(dir + "/results.jsonl")
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var failed, ok int
+	for _, r := range recs {
+		switch {
+		case r.Server == "closer" && r.Err != "":
+			failed++
+		case r.Server == "stdnet" && r.Err == "":
+			ok++
+		default:
+			t.Errorf("unexpected record %+v", r)
+		}
+	}
+	if failed != 1 || ok != 2 {
+		t.Errorf("%d failed closer records and %d stdnet ones, want 1 and 2", failed, ok)
+	}
+}
+
+func TestBadNames(t *testing.T) {
+	o := Options{Duration: time.Millisecond, Reps: 1, Servers: []string{"nosuch"}, Cases: []Case{{Scenario: "stream"}}}
+	if err := Run(GaleServers(), o); err == nil {
+		t.Error("Run with an unknown server = nil, want an error")
+	}
+	for _, args := range [][4]string{
+		{"nosuch", "", "", ""}, {"pingpong", "50", "", ""}, {"conns", "", "x", ""}, {"", "", "", ""},
+	} {
+		if _, err := ParseCases(args[0], args[1], args[2], args[3]); err == nil {
+			t.Errorf("ParseCases(%q) = nil error, want one", args)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package benchrun
+
+import (
+	"errors"
+	"time"
+)
+
+// result is what one run of a scenario measured.
+type result struct {
+	value     float64       // the headline figure, in Case.Unit
+	msgs      int64         // messages echoed (conns for idle)
+	bytes     int64         // bytes echoed and verified
+	elapsed   time.Duration // of the measured part
+	serverCPU time.Duration // CPU the server process used during the run
+	clientCPU time.Duration // CPU the load generator used
+	serverRSS int64         // the server's peak resident set, bytes
+	lat       *histogram    // per-message latency, when measured
+}
+
+// scenarios drive the server ch for case c.
+var scenarios = map[string]func(ch *child, c Case, o Options) (result, error){
+	"stream":   stream,
+	"pingpong": pingpong,
+	"conns":    manyConns,
+	"idle":     idle,
+}
+
+// measure starts server s, drives it through case c and returns the
+// record, with the server's and the client's CPU time and the server's
+// peak memory. A failure is in Record.Err.
+func measure(s Server, c Case, o Options) Record {
+	rec := Record{Kind: "run", Time: time.Now().UTC().Truncate(time.Second), Case: c, Server: s.Name, Unit: c.Unit()}
+	r, err := measureRun(s, c, o)
+	if err != nil {
+		rec.Err = err.Error()
+		return rec
+	}
+	rec.Value, rec.Msgs, rec.Bytes = r.value, r.msgs, r.bytes
+	rec.Seconds = r.elapsed.Seconds()
+	rec.ServerCPU, rec.ClientCPU = r.serverCPU.Seconds(), r.clientCPU.Seconds()
+	rec.PeakRSS = r.serverRSS
+	if r.lat != nil {
+		rec.P50, rec.P99, rec.P999 = r.lat.quantile(0.50), r.lat.quantile(0.99), r.lat.quantile(0.999)
+	}
+	return rec
+}
+
+func measureRun(s Server, c Case, o Options) (result, error) {
+	ch, err := startServer(s, c, o)
+	if err != nil {
+		return result{}, err
+	}
+	cpu0, err := procCPU(ch.pid())
+	if err != nil {
+		ch.stop()
+		return result{}, err
+	}
+	self0 := selfCPU()
+	r, err := scenarios[c.Scenario](ch, c, o)
+	cpu1, cerr := procCPU(ch.pid())
+	rss, rerr := procPeakRSS(ch.pid())
+	if err == nil {
+		err = ch.atPeak() // not reached by the scenario: profile at the end
+	} else {
+		ch.dump() // a failing server shows where it stands
+	}
+	ch.stop()
+	if err = errors.Join(err, cerr, rerr); err != nil {
+		return result{}, err
+	}
+	r.serverCPU = cpu1 - cpu0
+	r.clientCPU = selfCPU() - self0
+	r.serverRSS = rss
+	return r, nil
+}

@@ -1,0 +1,53 @@
+package benchrun
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+)
+
+// printTable writes the rows as a text table: medians with min–max, the
+// ratio to std net, server and client CPU per message, memory, latency.
+func printTable(w io.Writer, meta Meta, rows []Row) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "case\tserver\tmedian\tunit\tmin–max\tvs stdnet\tsrv CPU µs/msg\tclient CPU µs/msg\tsrv peak RSS\tp50 µs\tp99 µs\tp99.9 µs\t")
+	for _, r := range rows {
+		ratio := "-"
+		if r.Ratio > 0 && r.Server != "stdnet" {
+			ratio = fmt.Sprintf("%.2fx", r.Ratio)
+		}
+		cpu, ccpu := fmt.Sprintf("%.2f", r.CPUPerMsg), fmt.Sprintf("%.2f", r.ClientCPUPerMsg)
+		if r.Case.Scenario == "idle" {
+			cpu, ccpu = "-", "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			r.Case.Key(), r.Server, num(r.Median), r.Case.Unit(),
+			num(slices.Min(r.Values))+"–"+num(slices.Max(r.Values)), ratio,
+			cpu, ccpu, mib(r.PeakRSS), lat(r.P50), lat(r.P99), lat(r.P999))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%d run(s) of %s per cell, servers interleaved, medians; 'vs stdnet' > 1 means better.\n", meta.Reps, meta.Duration)
+	if !slices.Contains(meta.Servers, "stdnet") {
+		fmt.Fprintln(w, "(add stdnet to -servers for ratios)")
+	}
+}
+
+func num(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+func lat(us float64) string {
+	if us == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", us)
+}
