@@ -72,4 +72,3 @@ func pingLoop(c net.Conn, size int, deadline time.Time, h *histogram, seed byte)
 	}
 	return n, nil
 }
-

@@ -40,7 +40,7 @@ func Run(all []Server, o Options) error {
 	}
 	defer sink.close()
 	fmt.Printf("%s: %d repetition(s) of %v per case and server, loopback, GOMAXPROCS=%s\n",
-		strings.Fields(o.Command+" galebench")[0], o.Reps, o.Duration, meta.GOMAXPROCS)
+		strings.Fields(o.Command + " galebench")[0], o.Reps, o.Duration, meta.GOMAXPROCS)
 	recs, failures := runAll(chosen, o, sink)
 	rows := Summarize(meta, recs)
 	printTable(os.Stdout, meta, rows)

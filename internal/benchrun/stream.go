@@ -113,4 +113,3 @@ func closeOnce(ch chan struct{}) {
 		close(ch)
 	}
 }
-
