@@ -103,6 +103,13 @@ func startServer(s Server, c Case, o Options) (*child, error) {
 	if s.Gale && o.MemProfile != "" {
 		args = append(args, "-memprofile", profilePath(o.MemProfile, s.Name, c))
 	}
+	for _, p := range []string{o.CPUProfile, o.MemProfile} {
+		if p != "" {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return nil, err
+			}
+		}
+	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()

@@ -1,0 +1,430 @@
+package benchrun
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// WriteReport writes dir/report.md and the SVG charts it embeds into dir,
+// creating dir if needed. It replaces only the files it writes, and the
+// same meta and rows always give the same bytes.
+func WriteReport(dir string, meta Meta, rows []Row) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	v := newReportView(meta, rows)
+	charts := v.charts()
+	for _, c := range charts {
+		if err := os.WriteFile(filepath.Join(dir, c.file), c.svg, 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "report.md"), v.markdown(charts), 0o644)
+}
+
+// reportView is the results arranged for rendering: servers in column
+// order, cases in reading order, and each row found by case and server.
+type reportView struct {
+	meta    Meta
+	servers []string
+	gale    map[string]bool
+	cases   []Case
+	rows    map[reportCell]Row
+}
+
+// reportCell names one case on one server.
+type reportCell struct {
+	c   Case
+	srv string
+}
+
+// newReportView arranges rows. Servers follow meta.Servers, then any
+// server met only in rows; cases go stream, pingpong, conns, idle, each
+// by connections and size.
+func newReportView(meta Meta, rows []Row) *reportView {
+	v := &reportView{meta: meta, gale: map[string]bool{}, rows: map[reportCell]Row{}}
+	v.servers = slices.Clone(meta.Servers)
+	for _, g := range meta.Gale {
+		v.gale[g] = true
+	}
+	for _, r := range rows {
+		if !slices.Contains(v.servers, r.Server) {
+			v.servers = append(v.servers, r.Server)
+		}
+		if !slices.Contains(v.cases, r.Case) {
+			v.cases = append(v.cases, r.Case)
+		}
+		v.gale[r.Server] = v.gale[r.Server] || r.Gale
+		v.rows[reportCell{r.Case, r.Server}] = r
+	}
+	slices.SortStableFunc(v.cases, compareCases)
+	return v
+}
+
+// compareCases orders cases for reading: by scenario, then connections,
+// then size.
+func compareCases(a, b Case) int {
+	rank := func(s string) int {
+		i := slices.Index([]string{"stream", "pingpong", "conns", "idle"}, s)
+		if i < 0 {
+			return 4
+		}
+		return i
+	}
+	return cmp.Or(cmp.Compare(rank(a.Scenario), rank(b.Scenario)),
+		cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Conns, b.Conns), cmp.Compare(a.Size, b.Size))
+}
+
+// row returns the row of case c on server srv, if measured.
+func (v *reportView) row(c Case, srv string) (Row, bool) {
+	r, ok := v.rows[reportCell{c, srv}]
+	return r, ok
+}
+
+// caseRows returns the rows of case c in server order.
+func (v *reportView) caseRows(c Case) []Row {
+	var rs []Row
+	for _, s := range v.servers {
+		if r, ok := v.row(c, s); ok {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// markdown renders report.md; charts are the SVG files it embeds.
+func (v *reportView) markdown(charts []chartFile) []byte {
+	var b strings.Builder
+	v.mdHeader(&b)
+	v.mdHeadline(&b)
+	mdCharts(&b, charts)
+	mdTargets(&b, Targets(v.sortedRows()))
+	v.mdDetails(&b)
+	v.mdNotes(&b)
+	return []byte(b.String())
+}
+
+// sortedRows returns every row, by case and then server order.
+func (v *reportView) sortedRows() []Row {
+	var rs []Row
+	for _, c := range v.cases {
+		rs = append(rs, v.caseRows(c)...)
+	}
+	return rs
+}
+
+// mdHeader writes the title and how the figures were measured.
+func (v *reportView) mdHeader(b *strings.Builder) {
+	m := v.meta
+	pinned := "no"
+	if m.Pin {
+		pinned = "yes (server on CPU 0, load generator on the others)"
+	}
+	b.WriteString("# galebench report\n\n")
+	fmt.Fprintf(b, "- **Date:** %s UTC\n", m.Time.UTC().Format("2006-01-02 15:04"))
+	fmt.Fprintf(b, "- **Machine:** %s, %d cores, %s, %s, GOMAXPROCS=%s\n",
+		orDash(m.Machine), m.CPUs, orDash(m.Kernel), orDash(m.GoVersion), orDash(m.GOMAXPROCS))
+	fmt.Fprintf(b, "- **Measurement:** %s per measurement, %d repetitions, pinned: %s\n", orDash(m.Duration), m.Reps, pinned)
+	fmt.Fprintf(b, "- **Command:**\n\n```\n%s\n```\n\n", m.Command)
+	b.WriteString("Figures are medians of interleaved repetitions; min–max in brackets. ")
+	b.WriteString("↑ means higher is better, ↓ lower is better; the best of each row is in bold.\n\n")
+}
+
+// orDash returns s, or "-" when s is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// headLine is one row of the headline table: one figure on every server.
+type headLine struct {
+	label  string
+	lower  bool
+	vals   map[string]float64 // by server; absent when not measured
+	format func(float64) string
+}
+
+// mdHeadline writes the scenario × server table.
+func (v *reportView) mdHeadline(b *strings.Builder) {
+	b.WriteString("## Headline\n\n| scenario |")
+	for _, s := range v.servers {
+		fmt.Fprintf(b, " %s |", mdCell(s))
+	}
+	b.WriteString("\n|---|")
+	b.WriteString(strings.Repeat("---:|", len(v.servers)))
+	b.WriteString("\n")
+	for _, l := range v.headLines() {
+		b.WriteString(v.mdHeadLine(l))
+	}
+	b.WriteString("\n")
+}
+
+// mdHeadLine renders one headline row, the best figure in bold: every
+// cell that reads the same as the best, so that equal-looking figures
+// are not told apart.
+func (v *reportView) mdHeadLine(l headLine) string {
+	best, ok := bestValue(l.vals, l.lower)
+	var b strings.Builder
+	fmt.Fprintf(&b, "| %s |", mdCell(l.label))
+	for _, s := range v.servers {
+		x, has := l.vals[s]
+		switch {
+		case !has:
+			b.WriteString(" - |")
+		case ok && l.format(x) == l.format(best):
+			fmt.Fprintf(&b, " **%s** |", l.format(x))
+		default:
+			fmt.Fprintf(&b, " %s |", l.format(x))
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// bestValue returns the best of vals, if there are at least two to
+// compare.
+func bestValue(vals map[string]float64, lower bool) (float64, bool) {
+	if len(vals) < 2 {
+		return 0, false
+	}
+	best, first := 0.0, true
+	for _, x := range vals {
+		if first || (lower && x < best) || (!lower && x > best) {
+			best, first = x, false
+		}
+	}
+	return best, true
+}
+
+// headLines returns the headline rows: each case's figure, and for
+// pingpong and conns the server CPU (and pingpong's p99) beneath it.
+func (v *reportView) headLines() []headLine {
+	var ls []headLine
+	for _, c := range v.cases {
+		unit, lower := c.Unit(), c.LowerIsBetter()
+		median := func(r Row) (float64, bool) { return r.Median, true }
+		format := func(x float64) string { return fmtFigure(unit, x) }
+		ls = append(ls, v.headLine(c, c.Title()+", "+unit+" "+arrow(lower), lower, median, format))
+		ls = append(ls, v.extraLines(c)...)
+	}
+	return ls
+}
+
+// extraLines returns the CPU and latency rows under case c's headline;
+// zero figures are not measured.
+func (v *reportView) extraLines(c Case) []headLine {
+	cpu := func(r Row) (float64, bool) { return r.CPUPerMsg, r.CPUPerMsg > 0 }
+	p99 := func(r Row) (float64, bool) { return r.P99, r.P99 > 0 }
+	var ls []headLine
+	switch c.Scenario {
+	case "pingpong":
+		ls = append(ls, v.headLine(c, "same, server CPU µs/msg ↓", true, cpu, fmtMicros),
+			v.headLine(c, "same, p99 latency µs ↓", true, p99, fmtLatency))
+	case "conns":
+		ls = append(ls, v.headLine(c, "same, server CPU µs per echo ↓", true, cpu, fmtMicros))
+	}
+	return slices.DeleteFunc(ls, func(l headLine) bool { return len(l.vals) == 0 })
+}
+
+// headLine collects one figure of case c from every server that
+// measured it.
+func (v *reportView) headLine(c Case, label string, lower bool, get func(Row) (float64, bool), format func(float64) string) headLine {
+	l := headLine{label: label, lower: lower, vals: map[string]float64{}, format: format}
+	for _, r := range v.caseRows(c) {
+		if x, ok := get(r); ok {
+			l.vals[r.Server] = x
+		}
+	}
+	return l
+}
+
+// arrow says which way is better.
+func arrow(lower bool) string {
+	if lower {
+		return "↓"
+	}
+	return "↑"
+}
+
+// mdCharts embeds the charts.
+func mdCharts(b *strings.Builder, charts []chartFile) {
+	if len(charts) == 0 {
+		return
+	}
+	b.WriteString("## Charts\n\n")
+	for _, c := range charts {
+		name := strings.TrimSuffix(c.file, ".svg")
+		fmt.Fprintf(b, "![%s](%s)\n\n", name, c.file)
+	}
+}
+
+// mdTargets writes the design targets table.
+func mdTargets(b *strings.Builder, ts []Target) {
+	b.WriteString("## Design targets\n\n")
+	if len(ts) == 0 {
+		b.WriteString("No gale server was measured.\n\n")
+		return
+	}
+	b.WriteString("Peers are the servers other than gale's, stdnet and cepoll.\n\n")
+	b.WriteString("| target | server | goal | measured | met |\n|---|---|---|---|:-:|\n")
+	for _, t := range ts {
+		mark := "—"
+		if t.Known {
+			mark = "❌"
+			if t.Met {
+				mark = "✅"
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdCell(t.Name), mdCell(t.Server), mdCell(t.Goal), mdCell(t.Measured), mark)
+	}
+	b.WriteString("\n")
+}
+
+// mdDetails writes one table per case with every figure of every server.
+func (v *reportView) mdDetails(b *strings.Builder) {
+	b.WriteString("## Details\n")
+	for _, c := range v.cases {
+		fmt.Fprintf(b, "\n### %s\n\n", c.Title())
+		fmt.Fprintf(b, "| server | median %s | min–max | vs stdnet | server CPU µs/msg | client CPU µs/msg | server peak RSS MiB | p50 µs | p99 µs | p99.9 µs |\n", c.Unit())
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, r := range v.caseRows(c) {
+			b.WriteString(detailLine(r))
+		}
+	}
+	b.WriteString("\n")
+}
+
+// detailLine renders one row of a details table.
+func detailLine(r Row) string {
+	unit := r.Case.Unit()
+	srvCPU, cliCPU := fmtMicros(r.CPUPerMsg), fmtMicros(r.ClientCPUPerMsg)
+	if r.Case.Scenario == "idle" {
+		srvCPU, cliCPU = "-", "-"
+	}
+	rss := "-"
+	if r.PeakRSS > 0 {
+		rss = strconv.FormatFloat(float64(r.PeakRSS)/(1<<20), 'f', 1, 64)
+	}
+	return fmt.Sprintf("| %s | %s | [%s–%s] | %s | %s | %s | %s | %s | %s | %s |\n",
+		mdCell(r.Server), fmtFigure(unit, r.Median), fmtFigure(unit, r.Min), fmtFigure(unit, r.Max),
+		fmtRatio(r.Ratio), srvCPU, cliCPU, rss, fmtLatency(r.P50), fmtLatency(r.P99), fmtLatency(r.P999))
+}
+
+// mdNotes lists how each server is written, in server order.
+func (v *reportView) mdNotes(b *strings.Builder) {
+	var names []string
+	for name := range v.meta.Notes {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		ia, ib := v.serverIndex(a), v.serverIndex(b)
+		return cmp.Or(cmp.Compare(ia, ib), cmp.Compare(a, b))
+	})
+	if len(names) == 0 {
+		return
+	}
+	b.WriteString("## Servers\n\n")
+	for _, n := range names {
+		fmt.Fprintf(b, "- `%s`: %s\n", n, v.meta.Notes[n])
+	}
+}
+
+// serverIndex returns srv's column, or one past the last for a server
+// with no column.
+func (v *reportView) serverIndex(srv string) int {
+	if i := slices.Index(v.servers, srv); i >= 0 {
+		return i
+	}
+	return len(v.servers)
+}
+
+// mdCell escapes the pipes that would split a table cell.
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// fmtFigure formats a headline figure in unit: 131.6k msg/s, 1,636 MB/s,
+// 15.7 ms/round, 1,198 B/conn.
+func fmtFigure(unit string, x float64) string {
+	switch unit {
+	case "msg/s":
+		return fmtRate(x)
+	case "ms/round":
+		return groupFloat(x, 1)
+	}
+	return groupFloat(x, 0)
+}
+
+// fmtRate formats a rate compactly: 9,870, 131.6k, 12.3M.
+func fmtRate(x float64) string {
+	switch a := math.Abs(x); {
+	case a >= 1e7:
+		return groupFloat(x/1e6, 1) + "M"
+	case a >= 1e4:
+		return groupFloat(x/1e3, 1) + "k"
+	}
+	return groupFloat(x, 0)
+}
+
+// fmtMicros formats a CPU time in µs with about three significant
+// digits; "-" for zero, which means not measured.
+func fmtMicros(x float64) string {
+	switch a := math.Abs(x); {
+	case a == 0:
+		return "-"
+	case a >= 100:
+		return groupFloat(x, 0)
+	case a >= 10:
+		return groupFloat(x, 1)
+	}
+	return groupFloat(x, 2)
+}
+
+// fmtLatency formats a latency in µs; "-" for zero, not measured.
+func fmtLatency(x float64) string {
+	switch a := math.Abs(x); {
+	case a == 0:
+		return "-"
+	case a < 10:
+		return groupFloat(x, 1)
+	}
+	return groupFloat(x, 0)
+}
+
+// fmtRatio formats a ratio to std net as 1.07× or 7,963×; "-" for zero.
+func fmtRatio(r float64) string {
+	switch {
+	case r == 0:
+		return "-"
+	case r >= 100:
+		return groupFloat(r, 0) + "×"
+	}
+	return strconv.FormatFloat(r, 'f', 2, 64) + "×"
+}
+
+// groupFloat formats x with decimals places and thousands separators in
+// its integer part: 1,234.5.
+func groupFloat(x float64, decimals int) string {
+	s := strconv.FormatFloat(x, 'f', decimals, 64)
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	if strings.Trim(s, "0.") == "" {
+		sign = "" // -0.0 reads as 0.0
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	for i := len(intPart) - 3; i > 0; i -= 3 {
+		intPart = intPart[:i] + "," + intPart[i:]
+	}
+	if frac != "" {
+		frac = "." + frac
+	}
+	return sign + intPart + frac
+}
