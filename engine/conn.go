@@ -2,8 +2,8 @@ package engine
 
 import (
 	"net"
+	"net/netip"
 	"sync"
-	"sync/atomic"
 
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/poller"
@@ -16,17 +16,17 @@ import (
 // run on its loop, one at a time; Execute runs a function there too, in
 // order with the connection's other tasks.
 type Conn struct {
-	e       *Engine
 	lp      *eloop
 	fd      int
-	stream  bool
 	udp     *udpState // non-nil for a UDP socket
 	network string
-	laddr   net.Addr
-	raddr   net.Addr
+	laddr   net.Addr // nil for an accepted conn on a wildcard address: see LocalAddr
+	raddr   net.Addr // nil for an accepted TCP conn: see peer
+	peer    netip.AddrPort
 
 	// Loop-owned state.
 	tag      poller.Tag
+	stream   bool
 	attached bool
 	reading  bool // a receive is in flight
 	paused   bool // reading stopped by backpressure
@@ -37,45 +37,52 @@ type Conn struct {
 	closeErr error
 	inbuf    []byte // received bytes the handler left unconsumed
 	index    int    // in lp.conns
-	readDL   loop.Timer
-	writeDL  loop.Timer
-	idle     loop.Timer
-	vec      [][]byte
+	timers   *connTimers
 	detached chan int // Detach waits here for the descriptor
-	flushT   flushTask
-	wakeT    wakeTask
-
-	lastActive atomic.Int64 // unix nanoseconds of the last read or write
 
 	mu          sync.Mutex // guards the fields below
-	out         []*chunk   // queued output
-	outN        int        // bytes in out
+	q           *outQueue  // queued output; nil until output is first queued
+	outN        int        // bytes in q
 	sending     bool       // a send of out is in flight
 	flushPosted bool       // a flush task is queued
 	dead        bool       // the descriptor is closing: writes fail
 	needPost    bool       // writeLocked queued bytes: post the flush task
-	one         [1][]byte  // Write's buffer as a vector, without allocating
-	iov         []unix.Iovec
-	shutWrite   bool // CloseWrite: shut down once out is empty
+	shutWrite   bool       // CloseWrite: shut down once out is empty
 	ctx         any
 }
 
+// A Conn keeps what every connection needs in one small object; timers
+// and the output queue are allocated the first time they are used, and the
+// addresses of accepted connections are kept in compact form. An idle
+// connection costs little memory that way.
 func newConn(e *Engine, lp *eloop, fd int, stream bool, network string, laddr, raddr net.Addr) *Conn {
-	c := &Conn{e: e, lp: lp, fd: fd, stream: stream, network: network, laddr: laddr, raddr: raddr}
+	c := &Conn{lp: lp, fd: fd, stream: stream, network: network, laddr: laddr, raddr: raddr}
 	lp.assigned.Add(1)
-	c.flushT.c, c.wakeT.c = c, c
-	c.readDL.Fire = c.readDeadline
-	c.writeDL.Fire = c.writeDeadline
-	c.idle.Fire = c.idleCheck
+	if e.opts.IdleTimeout > 0 {
+		c.timers = newConnTimers(c) // touch reads it from any goroutine: set it now
+	}
 	return c
 }
 
 // LocalAddr returns the local address.
-func (c *Conn) LocalAddr() net.Addr { return c.laddr }
+func (c *Conn) LocalAddr() net.Addr {
+	if c.laddr != nil {
+		return c.laddr
+	}
+	if sa, err := unix.Getsockname(c.fd); err == nil {
+		return sockaddrAddr(c.network, sa)
+	}
+	return nil
+}
 
 // RemoteAddr returns the peer's address (nil for a UDP socket: see
 // Inbound.From).
-func (c *Conn) RemoteAddr() net.Addr { return c.raddr }
+func (c *Conn) RemoteAddr() net.Addr {
+	if c.raddr != nil || !c.peer.IsValid() {
+		return c.raddr
+	}
+	return net.TCPAddrFromAddrPort(c.peer)
+}
 
 // Context returns the value set with SetContext.
 func (c *Conn) Context() any {
@@ -93,7 +100,7 @@ func (c *Conn) SetContext(v any) {
 
 // Wake makes c's loop call OnData with the bytes not yet consumed (maybe
 // none).
-func (c *Conn) Wake() error { return c.post(&c.wakeT) }
+func (c *Conn) Wake() error { return c.post((*wakeTask)(c)) }
 
 // Execute runs f(c) on c's loop, after the tasks posted for c before it.
 // It is not run if c is closed by then.
@@ -118,18 +125,19 @@ func (c *Conn) post(t loop.Task) error {
 	return nil
 }
 
-// wakeTask delivers Wake; one per connection, so posting allocates nothing.
-type wakeTask struct{ c *Conn }
+// wakeTask delivers Wake. It is the Conn itself under another type, so
+// posting it allocates nothing and it takes no room.
+type wakeTask Conn
 
 func (t *wakeTask) Run(*loop.Loop) {
-	if c := t.c; !c.closed && c.attached {
+	if c := (*Conn)(t); !c.closed && c.attached {
 		c.deliver(nil)
 	}
 }
 
 // touch records activity for the idle timeout.
 func (c *Conn) touch() {
-	if c.e.opts.IdleTimeout > 0 {
-		c.lastActive.Store(c.e.clock.Now().UnixNano())
+	if c.lp.e.opts.IdleTimeout > 0 {
+		c.timers.lastActive.Store(c.lp.e.clock.Now().UnixNano())
 	}
 }

@@ -49,12 +49,14 @@ func (c *Conn) finish() {
 	dropped := c.outN
 	c.releaseOutput()
 	c.mu.Unlock()
-	c.e.queued.Add(-int64(dropped))
+	c.lp.e.queued.Add(-int64(dropped))
 	c.lp.stats.queued.Add(-int64(dropped))
 	l := c.lp.l
-	l.Unschedule(&c.readDL)
-	l.Unschedule(&c.writeDL)
-	l.Unschedule(&c.idle)
+	if t := c.timers; t != nil {
+		l.Unschedule(&t.readDL)
+		l.Unschedule(&t.writeDL)
+		l.Unschedule(&t.idle)
+	}
 	if c.paused {
 		c.paused = false
 		c.lp.stats.paused.Add(-1)
@@ -71,5 +73,5 @@ func (c *Conn) finish() {
 	} else {
 		sock.Close(c.fd)
 	}
-	c.e.handler.OnClose(c, c.closeErr)
+	c.lp.e.handler.OnClose(c, c.closeErr)
 }

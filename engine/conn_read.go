@@ -25,19 +25,19 @@ func (c *Conn) attach(l *loop.Loop) {
 		c.lp.unassign()
 		sock.Close(c.fd)
 		c.closed = true
-		c.e.handler.OnClose(c, c.opError("attach", err))
+		c.lp.e.handler.OnClose(c, c.opError("attach", err))
 		return
 	}
 	c.tag, c.attached = tag, true
 	c.lp.addConn(c)
-	if d := c.e.opts.TCPKeepAlive; d != 0 && c.stream && c.udp == nil && isTCP(c.network) {
+	if d := c.lp.e.opts.TCPKeepAlive; d != 0 && c.stream && c.udp == nil && isTCP(c.network) {
 		sock.SetKeepAlive(c.fd, d) // best effort, as in package net
 	}
 	c.touch()
-	if d := c.e.opts.IdleTimeout; d > 0 && c.udp == nil {
-		l.Schedule(&c.idle, l.Now().Add(d))
+	if d := c.lp.e.opts.IdleTimeout; d > 0 && c.udp == nil {
+		l.Schedule(&c.timers.idle, l.Now().Add(d))
 	}
-	out, act := c.e.handler.OnOpen(c)
+	out, act := c.lp.e.handler.OnOpen(c)
 	if len(out) > 0 {
 		c.Write(out)
 	}
@@ -109,7 +109,7 @@ func (c *Conn) deliver(data []byte) {
 	} else {
 		in.buf = data
 	}
-	act := c.e.handler.OnData(c, in)
+	act := c.lp.e.handler.OnData(c, in)
 	rest := in.buf
 	in.buf = nil
 	if c.udp != nil {
@@ -137,7 +137,7 @@ func (c *Conn) act(a Action) bool {
 	case Close:
 		c.closeGracefully(nil)
 	case Shutdown:
-		c.e.shutdownAsync()
+		c.lp.e.shutdownAsync()
 	}
 	return !c.closed && !c.closing
 }

@@ -23,10 +23,9 @@ const maxVec = 1024
 // calling goroutine, so an echo or a reply from OnData costs one system
 // call and no copy.
 func (c *Conn) Write(p []byte) (int, error) {
+	one := [1][]byte{p} // stays on the stack: writeLocked keeps no reference
 	c.mu.Lock()
-	c.one[0] = p
-	n, err := c.writeLocked(c.one[:])
-	c.one[0] = nil
+	n, err := c.writeLocked(one[:])
 	return c.unlockAndFlush(n, err)
 }
 
@@ -67,7 +66,7 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 		}
 		skip = w
 	}
-	if c.outN+total-skip > c.e.opts.MaxWriteBuffer {
+	if c.outN+total-skip > c.lp.e.opts.MaxWriteBuffer {
 		c.post(loop.Func(func(*loop.Loop) { c.fail(ErrWriteBufferFull) }))
 		return skip, ErrWriteBufferFull
 	}
@@ -83,26 +82,29 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 	return total, nil
 }
 
+// directVec is the most buffers writeNow passes to one writev; the rest
+// of a longer Writev is queued, as a short write's would be.
+const directVec = 64
+
 // writeNow writes bufs with one write or writev. c.mu is held.
 func (c *Conn) writeNow(bufs [][]byte) (int, syscall.Errno) {
 	if len(bufs) == 1 {
 		return sock.Write(c.fd, bufs[0])
 	}
-	c.iov = c.iov[:0]
+	var iov [directVec]unix.Iovec // on the stack: nothing keeps it
+	n := 0
 	for _, b := range bufs {
 		if len(b) == 0 {
 			continue
 		}
-		if len(c.iov) == maxVec {
+		if n == len(iov) {
 			break
 		}
-		v := unix.Iovec{Base: &b[0]}
-		v.SetLen(len(b))
-		c.iov = append(c.iov, v)
+		iov[n] = unix.Iovec{Base: &b[0]}
+		iov[n].SetLen(len(b))
+		n++
 	}
-	n, errno := sock.Writev(c.fd, c.iov)
-	clear(c.iov)
-	return n, errno
+	return sock.Writev(c.fd, iov[:n])
 }
 
 // unlockAndFlush releases c.mu and posts the flush task if writeLocked
@@ -111,7 +113,7 @@ func (c *Conn) unlockAndFlush(n int, err error) (int, error) {
 	post := c.needPost
 	c.needPost = false
 	c.mu.Unlock()
-	if post && c.post(&c.flushT) != nil && err == nil {
+	if post && c.post((*flushTask)(c)) != nil && err == nil {
 		return n, ErrEngineStopped
 	}
 	return n, err
@@ -130,21 +132,32 @@ func (c *Conn) CloseWrite() error {
 	c.mu.Lock()
 	c.shutWrite = true
 	c.mu.Unlock()
-	return c.post(&c.flushT)
+	return c.post((*flushTask)(c))
+}
+
+// outQueue is a connection's queued output, made the first time a write
+// cannot go out at once.
+type outQueue struct {
+	out []*chunk // queued output, in order
+	vec [][]byte // the send in flight: views of out's chunks
 }
 
 // enqueue copies p to the tail of the output queue. c.mu is held.
 func (c *Conn) enqueue(p []byte) {
 	c.outN += len(p)
-	c.e.queued.Add(int64(len(p)))
+	c.lp.e.queued.Add(int64(len(p)))
 	c.lp.stats.queued.Add(int64(len(p)))
+	if c.q == nil {
+		c.q = &outQueue{}
+	}
+	q := c.q
 	for len(p) > 0 {
 		var ch *chunk
-		if n := len(c.out); n > 0 && c.out[n-1].w < len(c.out[n-1].buf) {
-			ch = c.out[n-1]
+		if n := len(q.out); n > 0 && q.out[n-1].w < len(q.out[n-1].buf) {
+			ch = q.out[n-1]
 		} else {
-			ch = c.e.chunks.get()
-			c.out = append(c.out, ch)
+			ch = c.lp.e.chunks.get()
+			q.out = append(q.out, ch)
 		}
 		k := copy(ch.buf[ch.w:], p)
 		ch.w += k
@@ -154,18 +167,22 @@ func (c *Conn) enqueue(p []byte) {
 
 // releaseOutput drops the queue. c.mu is held.
 func (c *Conn) releaseOutput() {
-	for i, ch := range c.out {
-		c.e.chunks.put(ch)
-		c.out[i] = nil
+	c.outN = 0
+	if c.q == nil {
+		return
 	}
-	c.out, c.outN = c.out[:0], 0
+	for i, ch := range c.q.out {
+		c.lp.e.chunks.put(ch)
+		c.q.out[i] = nil
+	}
+	c.q.out = c.q.out[:0]
 }
 
-// flushTask sends c's queue from its loop; one per connection, so posting
-// it allocates nothing.
-type flushTask struct{ c *Conn }
+// flushTask sends c's queue from its loop. It is the Conn itself under
+// another type, so posting it allocates nothing and it takes no room.
+type flushTask Conn
 
-func (t *flushTask) Run(*loop.Loop) { t.c.flush() }
+func (t *flushTask) Run(*loop.Loop) { (*Conn)(t).flush() }
 
 // flush submits a send of the queued output unless one is in flight. It
 // runs on c's loop.
@@ -185,23 +202,24 @@ func (c *Conn) flush() {
 		c.water()
 		return
 	}
-	c.vec = c.vec[:0]
-	for _, ch := range c.out {
-		if len(c.vec) == maxVec {
+	q := c.q
+	q.vec = q.vec[:0]
+	for _, ch := range q.out {
+		if len(q.vec) == maxVec {
 			break
 		}
-		c.vec = append(c.vec, ch.buf[ch.r:ch.w])
+		q.vec = append(q.vec, ch.buf[ch.r:ch.w])
 	}
 	c.sending = true
 	c.mu.Unlock()
-	c.lp.l.Backend().Send(c.tag, c.vec)
+	c.lp.l.Backend().Send(c.tag, q.vec)
 	c.water()
 }
 
 // sent handles a send's completion: the bytes written leave the queue.
 func (c *Conn) sent(p *poller.Completion) {
-	clear(c.vec)
 	c.mu.Lock()
+	clear(c.q.vec)
 	c.sending = false
 	c.consume(p.N)
 	c.mu.Unlock()
@@ -226,32 +244,33 @@ func (c *Conn) sent(p *poller.Completion) {
 // bytes even if writers have appended since. c.mu is held.
 func (c *Conn) consume(n int) {
 	c.outN -= n
-	c.e.queued.Add(-int64(n))
+	c.lp.e.queued.Add(-int64(n))
 	c.lp.stats.queued.Add(-int64(n))
+	q := c.q
 	i := 0
-	for ; i < len(c.out) && n > 0; i++ {
-		ch := c.out[i]
+	for ; i < len(q.out) && n > 0; i++ {
+		ch := q.out[i]
 		k := min(n, ch.w-ch.r)
 		ch.r += k
 		n -= k
-		if ch.r < ch.w || (ch.w < len(ch.buf) && i == len(c.out)-1) {
+		if ch.r < ch.w || (ch.w < len(ch.buf) && i == len(q.out)-1) {
 			break // partly sent, or the tail still open for writers
 		}
-		c.e.chunks.put(ch)
-		c.out[i] = nil
+		c.lp.e.chunks.put(ch)
+		q.out[i] = nil
 	}
-	c.out = c.out[:copy(c.out, c.out[i:])]
+	q.out = q.out[:copy(q.out, q.out[i:])]
 }
 
 // water applies backpressure: above the high watermark (or while the
 // engine's output budget is exceeded) c stops reading; at or below the low
 // watermark it reads again. It runs on c's loop.
 func (c *Conn) water() {
-	o := &c.e.opts
+	o := &c.lp.e.opts
 	c.mu.Lock()
 	n := c.outN
 	c.mu.Unlock()
-	over := c.e.overBudget() && n > 0
+	over := c.lp.e.overBudget() && n > 0
 	switch {
 	case !c.paused && (n > o.WriteHighWater || over):
 		c.paused = true

@@ -49,7 +49,7 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
 	}
 	laddr, raddr := nc.LocalAddr(), nc.RemoteAddr()
 	nc.Close()
-	lp := e.pick(raddr)
+	lp := e.pick(func() net.Addr { return raddr })
 	c := newConn(e, lp, fd, sock.IsStream(fd), laddr.Network(), laddr, raddr)
 	if lp.l.Post(loop.Func(c.attach)) != nil {
 		lp.unassign()

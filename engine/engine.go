@@ -105,8 +105,9 @@ func (e *Engine) onTick(now time.Time) {
 	}
 }
 
-// pick chooses the loop of a new connection from raddr, its peer.
-func (e *Engine) pick(raddr net.Addr) *eloop {
+// pick chooses the loop of a new connection; raddr gives its peer, which
+// is asked for only by SourceHash.
+func (e *Engine) pick(raddr func() net.Addr) *eloop {
 	if len(e.loops) == 1 {
 		return e.loops[0]
 	}
@@ -120,7 +121,7 @@ func (e *Engine) pick(raddr net.Addr) *eloop {
 		}
 		return best
 	case SourceHash:
-		return e.loops[addrHash(raddr)%uint32(len(e.loops))]
+		return e.loops[addrHash(raddr())%uint32(len(e.loops))]
 	}
 	return e.loops[e.next.Add(1)%uint32(len(e.loops))]
 }

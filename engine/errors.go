@@ -41,5 +41,5 @@ func (c *Conn) opError(op string, err error) error {
 	if errno, ok := err.(syscall.Errno); ok {
 		err = os.NewSyscallError(op, errno)
 	}
-	return &net.OpError{Op: op, Net: c.network, Source: c.laddr, Addr: c.raddr, Err: err}
+	return &net.OpError{Op: op, Net: c.network, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }

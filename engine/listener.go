@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net"
+	"net/netip"
 	"os"
 	"syscall"
 	"time"
@@ -167,16 +168,29 @@ func (ln *listener) accepted(fd int, from unix.Sockaddr) {
 		// out at once instead of waiting on Nagle's algorithm.
 		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	}
-	raddr := sockaddrAddr(ln.network, from)
+	// An accepted TCP conn keeps its peer as a netip.AddrPort and shares
+	// the listener's address unless that is a wildcard: no allocation,
+	// no getsockname(2). RemoteAddr and LocalAddr build the rest on demand.
+	peer, ok := sockaddrAddrPort(from)
+	var raddr net.Addr
+	if !ok {
+		raddr = sockaddrAddr(ln.network, from)
+	}
 	laddr := ln.addr
-	if sa, err := unix.Getsockname(fd); err == nil {
-		laddr = sockaddrAddr(ln.network, sa)
+	if isWildcard(laddr) {
+		laddr = nil
 	}
 	target := ln.lp
 	if !e.opts.ReusePort {
-		target = e.pick(raddr)
+		target = e.pick(func() net.Addr {
+			if raddr != nil {
+				return raddr
+			}
+			return net.TCPAddrFromAddrPort(peer)
+		})
 	}
 	c := newConn(e, target, fd, true, ln.network, laddr, raddr)
+	c.peer = peer
 	if target == ln.lp {
 		c.attach(ln.lp.l)
 		return
@@ -213,6 +227,24 @@ func addrHash(a net.Addr) uint32 {
 		h.Write([]byte(a.String()))
 	}
 	return h.Sum32()
+}
+
+// sockaddrAddrPort converts an IPv4 or IPv6 socket address.
+func sockaddrAddrPort(sa unix.Sockaddr) (netip.AddrPort, bool) {
+	switch sa := sa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port)), true
+	case *unix.SockaddrInet6:
+		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(sa.Port)), true // as net shows v4-mapped peers
+	}
+	return netip.AddrPort{}, false
+}
+
+// isWildcard reports whether a is an IP address of any interface, so
+// that a conn accepted there has an address of its own.
+func isWildcard(a net.Addr) bool {
+	t, ok := a.(*net.TCPAddr)
+	return ok && (t.IP == nil || t.IP.IsUnspecified())
 }
 
 // sockaddrAddr converts a socket address for network to a net.Addr.

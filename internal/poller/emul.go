@@ -37,7 +37,8 @@ type event struct {
 type emul struct {
 	rd   readiness
 	prov Provider
-	fds  []fdState // indexed by tag slot
+	fds  fdTable      // indexed by tag slot
+	iov  []unix.Iovec // write's scratch: used and cleared within one call
 	// ready holds completions produced outside event handling (immediate
 	// results, cancellations); spare is its double buffer.
 	ready, spare []Completion
@@ -79,13 +80,34 @@ type fdState struct {
 	cancel  bool // the receive is cancelled once its deferred attempt is made
 
 	rop     Op     // receive side in flight: OpRecv, OpRecvFrom, OpAccept, or 0
+	sop     Op     // send side in flight: OpSend, OpSendTo, OpConnect, or 0
 	recvBuf []byte // nil for OpRecv: use the Provider
 
-	sop      Op // send side in flight: OpSend, OpSendTo, OpConnect, or 0
 	sendBufs [][]byte
 	sendTo   unix.Sockaddr
 	sent     int // bytes of sendBufs already written
-	iov      []unix.Iovec
+}
+
+// fdTable holds fdStates in fixed pages, so a table of many descriptors
+// grows without copying and wastes at most one page.
+type fdTable struct{ pages [][]fdState }
+
+const fdPage = 256
+
+// at returns slot i's state, or nil beyond the table.
+func (t *fdTable) at(i int) *fdState {
+	if p := i / fdPage; p < len(t.pages) {
+		return &t.pages[p][i%fdPage]
+	}
+	return nil
+}
+
+// grow returns slot i's state, adding pages as needed.
+func (t *fdTable) grow(i int) *fdState {
+	for i/fdPage >= len(t.pages) {
+		t.pages = append(t.pages, make([]fdState, fdPage))
+	}
+	return t.at(i)
 }
 
 func newEmul(rd readiness, p Provider) *emul {
@@ -93,11 +115,10 @@ func newEmul(rd readiness, p Provider) *emul {
 }
 
 func (e *emul) state(tag Tag) *fdState {
-	i := int(tag.Slot())
-	if i >= len(e.fds) {
+	st := e.fds.at(int(tag.Slot()))
+	if st == nil {
 		return nil
 	}
-	st := &e.fds[i]
 	if !st.live || st.tag != tag {
 		return nil
 	}
@@ -105,13 +126,8 @@ func (e *emul) state(tag Tag) *fdState {
 }
 
 func (e *emul) Add(fd int, tag Tag, stream bool) error {
-	i := int(tag.Slot())
-	for i >= len(e.fds) {
-		e.fds = append(e.fds, fdState{})
-	}
-	st := &e.fds[i]
-	iov := st.iov[:0]
-	*st = fdState{fd: fd, tag: tag, live: true, stream: stream, iov: iov}
+	st := e.fds.grow(int(tag.Slot()))
+	*st = fdState{fd: fd, tag: tag, live: true, stream: stream}
 	if err := e.rd.add(fd, tag); err != nil {
 		st.live = false
 		return err
@@ -126,7 +142,6 @@ func (e *emul) Remove(tag Tag) error {
 	}
 	st.live = false
 	st.recvBuf, st.sendBufs, st.sendTo = nil, nil, nil
-	clear(st.iov[:cap(st.iov)])
 	return e.rd.del(st.fd)
 }
 
@@ -175,7 +190,6 @@ func (e *emul) Send(tag Tag, bufs [][]byte) {
 
 func (e *emul) SendTo(tag Tag, buf []byte, to unix.Sockaddr) {
 	st := e.submit(tag, OpSendTo)
-	st.iov = st.iov[:0]
 	st.sendBufs, st.sendTo, st.sent = [][]byte{buf}, to, 0
 	e.kickSend(st)
 }

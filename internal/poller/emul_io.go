@@ -161,7 +161,7 @@ func (e *emul) write(st *fdState) (n, tried int, errno syscall.Errno) {
 		n, errno = sock.Write(st.fd, b)
 		return n, len(b), errno
 	}
-	st.iov = st.iov[:0]
+	iov := e.iov[:0]
 	for _, b := range st.sendBufs {
 		if skip >= len(b) {
 			skip -= len(b)
@@ -171,13 +171,15 @@ func (e *emul) write(st *fdState) (n, tried int, errno syscall.Errno) {
 		skip = 0
 		v := unix.Iovec{Base: &b[0]}
 		v.SetLen(len(b))
-		st.iov = append(st.iov, v)
+		iov = append(iov, v)
 		tried += len(b)
-		if len(st.iov) == maxIOV {
+		if len(iov) == maxIOV {
 			break
 		}
 	}
-	n, errno = sock.Writev(st.fd, st.iov)
+	n, errno = sock.Writev(st.fd, iov)
+	clear(iov) // keep no buffer alive
+	e.iov = iov[:0]
 	return n, tried, errno
 }
 
