@@ -1,0 +1,27 @@
+module github.com/galeio/gale/bench
+
+go 1.25.0
+
+require (
+	github.com/cloudwego/netpoll v0.7.2
+	github.com/galeio/gale v0.0.0
+	github.com/lesismal/nbio v1.6.12
+	github.com/panjf2000/gnet/v2 v2.10.0
+	github.com/tidwall/evio v1.0.8
+	github.com/xtaci/gaio v1.2.34
+)
+
+require (
+	github.com/bytedance/gopkg v0.1.1 // indirect
+	github.com/cloudwego/gopkg v0.1.4 // indirect
+	github.com/kavu/go_reuseport v1.5.0 // indirect
+	github.com/panjf2000/ants/v2 v2.12.1 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	go.uber.org/multierr v1.11.0 // indirect
+	go.uber.org/zap v1.28.0 // indirect
+	golang.org/x/sync v0.11.0 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
+)
+
+replace github.com/galeio/gale => ../

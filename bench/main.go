@@ -1,0 +1,41 @@
+// Command bench runs galebench's suite with the peers' echo servers beside
+// gale's: gaio, gnet, nbio, evio and netpoll, each written the way its
+// README or examples show, and cepoll, a small C epoll server, as the
+// reference of what the machine can do.
+//
+// It is a Go module of its own (github.com/galeio/gale/bench) so that
+// gale's core module keeps its single dependency; the suite itself is
+// gale's internal/benchrun, which cmd/galebench runs with gale's servers
+// alone.
+//
+// Usage:
+//
+//	cd bench && go run .                    # the full suite, every server
+//	go run . -out ../docs/bench             # also write results, report and charts
+//	go run . -servers engine,gnet,cepoll -d 2s -reps 3
+//	go run . -h                             # every flag
+//
+// cepoll needs a C compiler (cc); without one its runs are recorded as
+// failed and the others go on.
+package main
+
+import "github.com/galeio/gale/internal/benchrun"
+
+// peers are the other libraries' servers and the C reference.
+var peers = []benchrun.Server{cepoll, gaioServer, evioServer, gnetServer, nbioServer, netpollServer}
+
+// config is the suite as this command runs it: every server, the full
+// suite by default.
+func config() benchrun.Config {
+	return benchrun.Config{
+		Command: "bench",
+		Servers: append(benchrun.GaleServers(), peers...),
+		Default: []string{"stdnet", "cepoll", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "engine"},
+		Full:    true,
+		Usage:   "bench: gale's echo servers against its peers' (gaio, gnet, nbio, evio, netpoll) and a C epoll reference, on loopback. Flags:",
+	}
+}
+
+func main() {
+	benchrun.Main(config())
+}
