@@ -18,17 +18,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// halfCloseFails are the cases a server cannot pass for want of TCP
-// half-close: the stream scenario's client shuts its side down after its
-// last write and reads the echo to end of file, but nbio and netpoll take
-// the peer's FIN for a full close and drop the echo they still hold (nbio
-// resets the connection; netpoll fails the pending Flush).
-var halfCloseFails = map[string]string{"nbio": "stream", "netpoll": "stream"}
-
 // TestSuiteSmoke runs every scenario against every peer and std net,
 // briefly: each echoed byte is verified, so a broken server fails here
-// rather than in a long run. The only failures allowed are the peers'
-// known ones (halfCloseFails).
+// rather than in a long run.
 func TestSuiteSmoke(t *testing.T) {
 	cases, err := benchrun.ParseCases("stream,pingpong,conns,idle", "8x4,4x1024", "50", "50")
 	if err != nil {
@@ -51,13 +43,11 @@ func TestSuiteSmoke(t *testing.T) {
 	}
 	for _, r := range recs {
 		switch {
-		case r.Err != "" && halfCloseFails[r.Server] == r.Case.Scenario:
-			t.Logf("%s on %s failed, as known: %s", r.Case.Key(), r.Server, r.Err)
 		case r.Err != "" || r.Value <= 0 || r.Msgs <= 0:
 			t.Errorf("%s on %s: %+v, want a positive figure and no error", r.Case.Key(), r.Server, r)
 		}
 	}
 	if runErr != nil {
-		t.Logf("Run = %v", runErr)
+		t.Errorf("Run = %v", runErr)
 	}
 }

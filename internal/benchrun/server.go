@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -111,7 +112,8 @@ func startServer(s Server, c Case, o Options) (*child, error) {
 		}
 	}
 	cmd := exec.Command(exe, args...)
-	cmd.Stderr = os.Stderr
+	tail := &tailWriter{}
+	cmd.Stderr = io.MultiWriter(os.Stderr, tail)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -128,7 +130,7 @@ func startServer(s Server, c Case, o Options) (*child, error) {
 	if err != nil {
 		in.Close()
 		cmd.Wait()
-		return nil, fmt.Errorf("server %s did not start: %w", s.Name, err)
+		return nil, fmt.Errorf("server %s did not start: %w; it said: %q", s.Name, err, tail.String())
 	}
 	ch.addr = strings.TrimSpace(line)
 	return ch, nil
@@ -167,4 +169,29 @@ func (ch *child) dump() {
 func (ch *child) stop() error {
 	ch.in.Close()
 	return ch.cmd.Wait()
+}
+
+// tailWriter keeps the last bytes written to it, so that a child's error
+// message can go into the record of its failure.
+type tailWriter struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailMax = 512
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > tailMax {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailMax:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
 }

@@ -2,9 +2,10 @@ package benchrun
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"io"
 	"net"
+	"os"
 	"time"
 )
 
@@ -34,67 +35,93 @@ func patternAt(off int64, n int) []byte {
 
 // stream sends 64 KiB writes over one connection for o.Duration while a
 // second goroutine reads the echo back and checks every byte. At the end
-// the writer half-closes the connection and the reader reads to end of
-// file, so it knows when the last echoed byte has arrived.
+// the writer reports how much it sent and the reader reads until it has
+// all of it back. The connection is not half-closed: several peers treat
+// a FIN as a full close and drop the echo still to be written.
 func stream(ch *child, _ Case, o Options) (result, error) {
 	c, err := net.Dial("tcp", ch.addr)
 	if err != nil {
 		return result{}, err
 	}
 	defer c.Close()
-	const chunk = streamChunk
-	var sent int64
 	stop := make(chan struct{})
-	werr := make(chan error, 1)
-	go func() {
-		buf := make([]byte, chunk)
-		for {
-			select {
-			case <-stop:
-				werr <- c.(*net.TCPConn).CloseWrite()
-				return
-			default:
-			}
-			for i := 0; i < chunk; {
-				i += copy(buf[i:], patternAt(sent+int64(i), min(chunk-i, patternPeriod)))
-			}
-			if _, err := c.Write(buf); err != nil {
-				werr <- err
-				return
-			}
-			sent += chunk
-		}
-	}()
+	total := make(chan writerEnd, 1)
+	go streamWriter(c, stop, total)
 	start := time.Now()
 	deadline := start.Add(o.Duration)
-	buf := make([]byte, min(chunk, patternPeriod))
+	buf := make([]byte, min(streamChunk, patternPeriod))
 	var got int64
-	for {
-		if time.Now().After(deadline) {
+	sent := int64(-1) // unknown until the writer stops
+	progress := start
+	for got != sent {
+		if sent < 0 && time.Now().After(deadline) {
 			closeOnce(stop)
 		}
-		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if sent < 0 && isClosed(stop) {
+			select {
+			case end := <-total:
+				if end.err != nil {
+					return result{}, fmt.Errorf("stream: write after %d bytes: %w", end.sent, end.err)
+				}
+				sent = end.sent
+				continue
+			default:
+			}
+		}
+		// Once stopped, read in short slices: the writer's total may come
+		// after the last byte, and must not wait behind a blocked read.
+		wait := 10 * time.Second
+		if isClosed(stop) && sent < 0 {
+			wait = 20 * time.Millisecond
+		}
+		c.SetReadDeadline(time.Now().Add(wait))
 		n, err := c.Read(buf)
 		if !bytes.Equal(buf[:n], patternAt(got, n)) {
 			return result{}, fmt.Errorf("stream: the %d bytes echoed at offset %d differ from those sent", n, got)
 		}
 		got += int64(n)
-		if err == io.EOF && isClosed(stop) {
-			break
+		if n > 0 {
+			progress = time.Now()
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && time.Since(progress) < 10*time.Second {
+			continue
 		}
 		if err != nil {
 			closeOnce(stop)
 			return result{}, fmt.Errorf("stream: read after %d bytes: %w", got, err)
 		}
+		if sent >= 0 && got > sent {
+			return result{}, fmt.Errorf("stream: %d bytes echoed, %d sent", got, sent)
+		}
 	}
 	elapsed := time.Since(start)
-	if err := <-werr; err != nil {
-		return result{}, err
+	return result{value: float64(got) / elapsed.Seconds() / 1e6, msgs: got / streamChunk, bytes: got, elapsed: elapsed}, nil
+}
+
+// writerEnd is what the stream's writer reports when it stops.
+type writerEnd struct {
+	sent int64
+	err  error
+}
+
+// streamWriter writes the pattern in 64 KiB writes until stop closes or a
+// write fails, then reports the bytes written.
+func streamWriter(c net.Conn, stop chan struct{}, total chan<- writerEnd) {
+	buf := make([]byte, streamChunk)
+	var sent int64
+	for !isClosed(stop) {
+		for i := 0; i < streamChunk; {
+			i += copy(buf[i:], patternAt(sent+int64(i), min(streamChunk-i, patternPeriod)))
+		}
+		c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		n, err := c.Write(buf)
+		sent += int64(n)
+		if err != nil {
+			total <- writerEnd{sent, err}
+			return
+		}
 	}
-	if got != sent { // sent is safe to read: the writer has finished
-		return result{}, fmt.Errorf("stream: %d bytes echoed, %d sent", got, sent)
-	}
-	return result{value: float64(got) / elapsed.Seconds() / 1e6, msgs: got / chunk, bytes: got, elapsed: elapsed}, nil
+	total <- writerEnd{sent, nil}
 }
 
 func isClosed(ch chan struct{}) bool {
