@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
@@ -25,8 +26,19 @@ func WriteReport(dir string, meta Meta, rows []Row) error {
 			return err
 		}
 	}
-	return os.WriteFile(filepath.Join(dir, "report.md"), v.markdown(charts), 0o644)
+	md := v.markdown(charts)
+	if _, err := os.Stat(filepath.Join(dir, gapsFile)); err == nil {
+		md = bytes.Replace(md, []byte("## Details\n"), []byte(gapsNote+"## Details\n"), 1)
+	}
+	return os.WriteFile(filepath.Join(dir, "report.md"), md, 0o644)
 }
+
+// gapsFile, written by hand beside a report, explains the targets not
+// met with their profiles; the report links it when it is there.
+const (
+	gapsFile = "gaps.md"
+	gapsNote = "What stands in the way of the targets not met, with the profiles: [gaps.md](gaps.md).\n\n"
+)
 
 // reportView is the results arranged for rendering: servers in column
 // order, cases in reading order, and each row found by case and server.
