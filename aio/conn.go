@@ -106,8 +106,8 @@ func (c *conn) attach(l *loop.Loop, r *request) bool {
 func (c *conn) enqueue(l *loop.Loop, q *reqQueue, r *request) {
 	q.push(r)
 	c.lp.pending(r.kind, 1)
-	if !r.deadline.IsZero() {
-		l.Schedule(&r.timer, r.deadline)
+	if r.tm != nil && !r.tm.deadline.IsZero() {
+		l.Schedule(&r.tm.t, r.tm.deadline)
 	}
 }
 
@@ -212,7 +212,9 @@ func (c *conn) sent(l *loop.Loop, p *poller.Completion) {
 // done completes r, which is in q, with err.
 func (c *conn) done(l *loop.Loop, q *reqQueue, r *request, err error) {
 	q.remove(r)
-	l.Unschedule(&r.timer)
+	if r.tm != nil {
+		l.Unschedule(&r.tm.t)
+	}
 	c.lp.pending(r.kind, -1)
 	r.err = err
 	c.lp.finish(r)

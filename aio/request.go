@@ -32,8 +32,7 @@ type request struct {
 	buf      []byte
 	size     int
 	err      error
-	deadline time.Time
-	timer    loop.Timer
+	tm       *reqTimer // the deadline; made for the first request that has one
 	timedOut bool
 	chunk    *swapChunk // the swap chunk Buf points into, for nil-buffer reads
 	queued   bool
@@ -68,18 +67,40 @@ func (p *reqPool) get() *request {
 		return r
 	}
 	p.mu.Unlock()
-	r := &request{}
-	r.timer.Fire = r.expire
-	return r
+	return &request{}
 }
 
+// put recycles r. It keeps r's deadline timer, if any, so a program that
+// sets deadlines does not make one per request.
 func (p *reqPool) put(r *request) {
-	fire := r.timer.Fire
-	*r = request{}
-	r.timer.Fire = fire
+	tm := r.tm
+	*r = request{tm: tm}
+	if tm != nil {
+		tm.deadline = time.Time{}
+	}
 	p.mu.Lock()
 	p.free = append(p.free, r)
 	p.mu.Unlock()
+}
+
+// reqTimer is a request's deadline and its loop timer. Requests without a
+// deadline, the common case, carry only a nil pointer: a pending read per
+// idle connection stays small.
+type reqTimer struct {
+	deadline time.Time
+	t        loop.Timer
+}
+
+// setDeadline records r's deadline; zero means none.
+func (r *request) setDeadline(d time.Time) {
+	switch {
+	case !d.IsZero() && r.tm == nil:
+		r.tm = &reqTimer{}
+		r.tm.t.Fire = r.expire
+		fallthrough
+	case r.tm != nil:
+		r.tm.deadline = d
+	}
 }
 
 // expire is the request's deadline timer callback.

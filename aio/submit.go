@@ -89,7 +89,8 @@ func (w *watcher) submit(ctx any, k kind, conn net.Conn, buf []byte, deadline ti
 		return ErrUnsupported
 	}
 	r := w.pool.get()
-	r.kind, r.ctx, r.conn, r.buf, r.deadline = k, ctx, conn, buf, deadline
+	r.kind, r.ctx, r.conn, r.buf = k, ctx, conn, buf
+	r.setDeadline(deadline)
 	c := w.reg.lookup(conn)
 	if c == nil {
 		var err error
