@@ -376,3 +376,29 @@ func etPieces(m []byte, n int) [][]byte {
 	}
 	return bufs
 }
+
+// TestWildcardAddrs checks the addresses of connections accepted on a
+// wildcard listener, which have no shared local address, including IPv4
+// peers reaching a dual-stack one: both must read as package net shows
+// them to the peer.
+func TestWildcardAddrs(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", "[::]:0"} {
+		t.Run(addr, func(t *testing.T) {
+			h := etNewHandler()
+			e := etStart(t, h, engine.Options{})
+			a, err := e.Listen("tcp", addr)
+			if err != nil {
+				t.Skipf("Listen(tcp, %s) = %v", addr, err)
+			}
+			port := a.(*net.TCPAddr).Port
+			peer := etDial(t, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+			c := etOpened(t, h)
+			if got, want := c.LocalAddr().String(), peer.RemoteAddr().String(); got != want {
+				t.Errorf("LocalAddr() = %s, want %s", got, want)
+			}
+			if got, want := c.RemoteAddr().String(), peer.LocalAddr().String(); got != want {
+				t.Errorf("RemoteAddr() = %s, want %s", got, want)
+			}
+		})
+	}
+}

@@ -40,7 +40,7 @@ func Run(all []Server, o Options) error {
 	}
 	defer sink.close()
 	fmt.Printf("%s: %d repetition(s) of %v per case and server, loopback, GOMAXPROCS=%s\n",
-		strings.Fields(o.Command + " galebench")[0], o.Reps, o.Duration, meta.GOMAXPROCS)
+		commandName(o.Command), o.Reps, o.Duration, meta.GOMAXPROCS)
 	recs, failures := runAll(chosen, o, sink)
 	rows := Summarize(meta, recs)
 	printTable(os.Stdout, meta, rows)
@@ -157,4 +157,12 @@ func newMeta(o Options, servers []Server) Meta {
 		}
 	}
 	return m
+}
+
+// commandName is the program's name in a command line: its first word.
+func commandName(cmdline string) string {
+	if f := strings.Fields(cmdline); len(f) > 0 {
+		return f[0]
+	}
+	return "galebench"
 }
