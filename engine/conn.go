@@ -51,10 +51,10 @@ type Conn struct {
 	ctx         any
 }
 
-// A Conn keeps what every connection needs in one small object; timers
-// and the output queue are allocated the first time they are used, and the
-// addresses of accepted connections are kept in compact form. An idle
-// connection costs little memory that way.
+// newConn makes a Conn holding only what every connection needs: timers
+// and the output queue are made the first time they are used, and an
+// accepted connection's addresses are kept in compact form (see
+// listener.accepted), so an idle connection costs little memory.
 func newConn(e *Engine, lp *eloop, fd int, stream bool, network string, laddr, raddr net.Addr) *Conn {
 	c := &Conn{lp: lp, fd: fd, stream: stream, network: network, laddr: laddr, raddr: raddr}
 	lp.assigned.Add(1)
