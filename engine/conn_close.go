@@ -12,19 +12,25 @@ func (c *Conn) closeGracefully(err error) {
 		return
 	}
 	c.closing, c.closeErr = true, err
-	if c.reading && c.detached == nil {
-		// Detach leaves the receive parked instead: a cancellation's last
-		// attempt would take bytes meant for the detached net.Conn.
+	if c.reading {
 		c.lp.l.Backend().Cancel(c.tag, poller.OpRecv)
 	}
-	c.mu.Lock()
-	idle := c.outN == 0 && !c.sending
-	c.mu.Unlock()
-	if idle {
+	if c.drained() {
 		c.finish()
 	} else {
 		c.flush()
 	}
+}
+
+// drained reports whether a closing c may finish: its output is written
+// and, for Detach, its cancelled receive has ended. A completion backend
+// may already have taken bytes from the socket for that receive; they
+// reach OnData with its completion instead of vanishing with the tag.
+func (c *Conn) drained() bool {
+	c.mu.Lock()
+	idle := c.outN == 0 && !c.sending
+	c.mu.Unlock()
+	return idle && !(c.detached != nil && c.reading)
 }
 
 // fail closes c at once, dropping queued output, and reports err.

@@ -94,6 +94,10 @@ func (c *Conn) received(p *poller.Completion) {
 		c.deliver(p.Buf)
 		c.lp.in.from = nil
 	}
+	if c.closing && c.detached != nil && c.drained() {
+		c.finish() // the cancelled receive of a Detach has ended
+		return
+	}
 	c.flush()
 	c.startRead()
 }

@@ -229,10 +229,7 @@ func (c *Conn) sent(p *poller.Completion) {
 		c.fail(c.opError("write", p.Err))
 		return
 	}
-	c.mu.Lock()
-	empty := c.outN == 0
-	c.mu.Unlock()
-	if empty && c.closing {
+	if c.closing && c.drained() {
 		c.finish()
 		return
 	}

@@ -65,14 +65,19 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
 // bytes received but left unconsumed by OnData are lost; bytes not yet
 // received stay in the socket for the returned net.Conn.
 //
+// Detach cancels c's pending receive and waits for it to end: bytes the
+// backend took from the socket meanwhile (io_uring receives ahead) reach
+// OnData rather than vanishing.
+//
 // From a callback on c's loop, Detach cannot wait for the loop: it
-// succeeds only when no output is queued, and otherwise returns
-// ErrDetachBusy and changes nothing (call it from another goroutine).
+// succeeds only when no output is queued and no receive is pending (in
+// OnOpen and OnData), and otherwise returns ErrDetachBusy and changes
+// nothing (call it from another goroutine).
 func (c *Conn) Detach() (net.Conn, error) {
 	fds := make(chan int, 1)
 	if c.lp.l.OnLoop() {
 		c.mu.Lock()
-		busy := c.outN > 0 || c.sending
+		busy := c.outN > 0 || c.sending || c.reading
 		c.mu.Unlock()
 		if busy {
 			return nil, ErrDetachBusy // nothing started: c goes on as before

@@ -27,11 +27,14 @@ var policy = map[string][]string{
 	// engine benchmarks: the standard library alone, for tests and
 	// benchmarks only.
 	"internal/benchtest": {},
+	// backendtest runs a test once per backend this machine has: tests
+	// only.
+	"internal/backendtest": {"internal/poller"},
 	// benchrun is galebench's machinery, shared by cmd/galebench and the
 	// bench module: a program in all but name, it runs gale's public APIs
 	// as echo servers.
 	"internal/benchrun": {"aio", "engine"},
-	// io_uring ring layer (later), beside the readiness pollers.
+	// io_uring ring layer, beside the readiness pollers.
 	"internal/uring": {"internal/sock"},
 	// epoll and kqueue backends, and the io_uring backend over the ring.
 	"internal/poller": {"internal/sock", "internal/uring"},

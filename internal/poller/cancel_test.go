@@ -4,6 +4,7 @@ package poller_test
 
 import (
 	"bytes"
+	"github.com/galeio/gale/internal/backendtest"
 	"testing"
 
 	"github.com/galeio/gale/internal/poller"
@@ -12,7 +13,9 @@ import (
 
 // TestCancelIdle: Cancel with nothing in flight, or on a tag never added,
 // delivers nothing.
-func TestCancelIdle(t *testing.T) {
+func TestCancelIdle(t *testing.T) { backendtest.Run(t, testCancelIdle) }
+
+func testCancelIdle(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, _ := streamPair(t, kind)
 		be := open(t, nil)
@@ -31,7 +34,9 @@ func TestCancelIdle(t *testing.T) {
 
 // TestCancelRecv: a parked receive ends with ECANCELED and N == 0; the
 // data that arrives later goes to the next receive.
-func TestCancelRecv(t *testing.T) {
+func TestCancelRecv(t *testing.T) { backendtest.Run(t, testCancelRecv) }
+
+func testCancelRecv(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		p := newTestProvider()
@@ -69,7 +74,9 @@ func TestCancelRecv(t *testing.T) {
 // TestCancelSend: a parked send ends with ECANCELED and N == the bytes
 // written so far; the stream carries exactly those bytes, then what the
 // next send writes.
-func TestCancelSend(t *testing.T) {
+func TestCancelSend(t *testing.T) { backendtest.Run(t, testCancelSend) }
+
+func testCancelSend(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		shrinkBuffers(t, fd, peer)
@@ -113,7 +120,9 @@ func TestCancelSend(t *testing.T) {
 
 // TestCancelAfterCompletion: Cancel of an operation that completed at
 // submission is a no-op; there is exactly one, successful, completion.
-func TestCancelAfterCompletion(t *testing.T) {
+func TestCancelAfterCompletion(t *testing.T) { backendtest.Run(t, testCancelAfterCompletion) }
+
+func testCancelAfterCompletion(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		be := open(t, nil)

@@ -1,6 +1,7 @@
 package poller_test
 
 import (
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"syscall"
 	"testing"
@@ -14,6 +15,10 @@ import (
 // never delivered (the loop stopped first) must not leak the connection's
 // descriptor when the backend closes.
 func TestCloseReleasesUndeliveredAccept(t *testing.T) {
+	backendtest.Run(t, testCloseReleasesUndeliveredAccept)
+}
+
+func testCloseReleasesUndeliveredAccept(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

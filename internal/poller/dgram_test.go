@@ -3,6 +3,7 @@
 package poller_test
 
 import (
+	"github.com/galeio/gale/internal/backendtest"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -33,7 +34,9 @@ func sendDgram(t *testing.T, fd int, p []byte) {
 // TestDatagramZeroLength: on a datagram socket a zero-byte read is an
 // empty datagram, not end of file: N == 0, Err == 0, and the next receive
 // works as before.
-func TestDatagramZeroLength(t *testing.T) {
+func TestDatagramZeroLength(t *testing.T) { backendtest.Run(t, testDatagramZeroLength) }
+
+func testDatagramZeroLength(t *testing.T) {
 	checkFDs(t)
 	fd, peer := dgramPair(t)
 	be := open(t, nil)
@@ -67,7 +70,9 @@ func TestDatagramZeroLength(t *testing.T) {
 // TestDatagramBoundaries: each receive gets one datagram, and a short one
 // does not make the next receive wait for an edge (that shortcut is for
 // streams only).
-func TestDatagramBoundaries(t *testing.T) {
+func TestDatagramBoundaries(t *testing.T) { backendtest.Run(t, testDatagramBoundaries) }
+
+func testDatagramBoundaries(t *testing.T) {
 	checkFDs(t)
 	fd, peer := dgramPair(t)
 	be := open(t, nil)
@@ -92,7 +97,9 @@ func TestDatagramBoundaries(t *testing.T) {
 }
 
 // TestDatagramSend: a send of several buffers is one datagram.
-func TestDatagramSend(t *testing.T) {
+func TestDatagramSend(t *testing.T) { backendtest.Run(t, testDatagramSend) }
+
+func testDatagramSend(t *testing.T) {
 	checkFDs(t)
 	fd, peer := dgramPair(t)
 	be := open(t, nil)

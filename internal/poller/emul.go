@@ -37,6 +37,7 @@ type event struct {
 type emul struct {
 	rd   readiness
 	prov Provider
+	kind Kind
 	fds  fdTable      // indexed by tag slot
 	iov  []unix.Iovec // write's scratch: used and cleared within one call
 	// ready holds completions produced outside event handling (immediate
@@ -110,9 +111,11 @@ func (t *fdTable) grow(i int) *fdState {
 	return t.at(i)
 }
 
-func newEmul(rd readiness, p Provider) *emul {
-	return &emul{rd: rd, prov: p, evs: make([]event, 0, 128)}
+func newEmul(rd readiness, p Provider, k Kind) *emul {
+	return &emul{rd: rd, prov: p, kind: k, evs: make([]event, 0, 128)}
 }
+
+func (e *emul) Kind() Kind { return e.kind }
 
 func (e *emul) state(tag Tag) *fdState {
 	st := e.fds.at(int(tag.Slot()))

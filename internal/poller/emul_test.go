@@ -47,7 +47,7 @@ func TestStaleEventDropped(t *testing.T) {
 	defer unix.Close(fds[0])
 	defer unix.Close(fds[1])
 	rd := &scripted{added: map[int]Tag{}}
-	e := newEmul(rd, nil)
+	e := newEmul(rd, nil, Epoll)
 	a, b := MakeTag(0, 1), MakeTag(0, 2)
 
 	if err := e.Add(fds[0], a, true); err != nil {

@@ -44,14 +44,17 @@ type epoll struct {
 
 var wakeValue = [8]byte{1}
 
-// Open returns the Linux backend: epoll(7) with completions emulated by
+// Open returns the default Linux backend: OpenKind(Auto, p).
+func Open(p Provider) (Backend, error) { return OpenKind(Auto, p) }
+
+// openEpoll returns the epoll(7) backend: completions emulated by
 // non-blocking system calls.
-func Open(p Provider) (Backend, error) {
+func openEpoll(p Provider) (Backend, error) {
 	rd, err := newEpoll()
 	if err != nil {
 		return nil, err
 	}
-	return newEmul(rd, p), nil
+	return newEmul(rd, p, Epoll), nil
 }
 
 func newEpoll() (*epoll, error) {

@@ -3,6 +3,8 @@
 package poller
 
 import (
+	"errors"
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -26,7 +28,26 @@ const wakeIdent = 0 // EVFILT_USER identifier of the wake-up event
 
 // Open returns the BSD backend: kqueue(2) with completions emulated by
 // non-blocking system calls.
-func Open(p Provider) (Backend, error) {
+func Open(p Provider) (Backend, error) { return OpenKind(Auto, p) }
+
+// OpenKind returns the kqueue backend for Auto and Kqueue (after the
+// GALE_BACKEND override, Choose); the Linux backends are unsupported here.
+func OpenKind(k Kind, p Provider) (Backend, error) {
+	k, err := Choose(k)
+	if err != nil {
+		return nil, err
+	}
+	return openKind(k, p)
+}
+
+func openKind(k Kind, p Provider) (Backend, error) {
+	if k != Auto && k != Kqueue {
+		return nil, fmt.Errorf("poller: %v backend: %w", k, errors.ErrUnsupported)
+	}
+	return openKqueue(p)
+}
+
+func openKqueue(p Provider) (Backend, error) {
 	kq, err := unix.Kqueue()
 	if err != nil {
 		return nil, os.NewSyscallError("kqueue", err)
@@ -38,7 +59,7 @@ func Open(p Provider) (Backend, error) {
 		unix.Close(kq)
 		return nil, os.NewSyscallError("kevent", err)
 	}
-	return newEmul(k, p), nil
+	return newEmul(k, p, Kqueue), nil
 }
 
 func (k *kqueue) add(fd int, tag Tag) error {

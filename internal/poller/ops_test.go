@@ -3,6 +3,7 @@
 package poller_test
 
 import (
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"testing"
 
@@ -53,7 +54,9 @@ func tcpAddr(sa *unix.SockaddrInet4) string {
 
 // TestAccept: an accept parks until a client connects, then completes with
 // the new descriptor (non-blocking, close-on-exec) and the peer address.
-func TestAccept(t *testing.T) {
+func TestAccept(t *testing.T) { backendtest.Run(t, testAccept) }
+
+func testAccept(t *testing.T) {
 	checkFDs(t)
 	lfd, addr := listener(t)
 	be := open(t, nil)
@@ -127,7 +130,9 @@ func TestAccept(t *testing.T) {
 
 // TestConnect: Connect completes with SO_ERROR: 0 for a listening port,
 // ECONNREFUSED for a closed one.
-func TestConnect(t *testing.T) {
+func TestConnect(t *testing.T) { backendtest.Run(t, testConnect) }
+
+func testConnect(t *testing.T) {
 	checkFDs(t)
 	_, addr := listener(t)
 	// A port with nothing listening: bind one and never listen.
@@ -159,7 +164,9 @@ func TestConnect(t *testing.T) {
 
 // TestRecvFromSendTo: datagrams with addresses, both ways, including an
 // empty one.
-func TestRecvFromSendTo(t *testing.T) {
+func TestRecvFromSendTo(t *testing.T) { backendtest.Run(t, testRecvFromSendTo) }
+
+func testRecvFromSendTo(t *testing.T) {
 	checkFDs(t)
 	a := rawSocket(t, unix.SOCK_DGRAM)
 	aAddr := bound(t, a)
@@ -215,7 +222,9 @@ func TestRecvFromSendTo(t *testing.T) {
 
 // TestSideConflicts: one operation per side may be in flight; a receive
 // and a send side operation may run together.
-func TestSideConflicts(t *testing.T) {
+func TestSideConflicts(t *testing.T) { backendtest.Run(t, testSideConflicts) }
+
+func testSideConflicts(t *testing.T) {
 	checkFDs(t)
 	fd, _ := streamPair(t, "unix")
 	be := open(t, nil)

@@ -139,4 +139,16 @@ type Backend interface {
 	Wait(timeout time.Duration, fn func(*Completion)) error
 	Wake() error
 	Close() error
+	// Kind names the backend.
+	Kind() Kind
+}
+
+// Transient is implemented by a Provider whose owner is done with a
+// receive's bytes when the completion's callback returns (it copies what
+// it keeps). A completion backend may then lend its own buffer for a
+// nil-buffer receive, without Provide, Commit or a copy: the completion's
+// BufID is -1 and Buf is valid during the callback only.
+type Transient interface {
+	Provider
+	Transient() bool
 }

@@ -4,6 +4,7 @@ package poller_test
 
 import (
 	"fmt"
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"strings"
 	"testing"
@@ -33,7 +34,9 @@ func wantRecv(t *testing.T, r result, tag poller.Tag, data string) {
 
 // TestRecvImmediate: a receive submitted while data is queued completes at
 // once, into the caller's buffer, delivered by the next Wait(0).
-func TestRecvImmediate(t *testing.T) {
+func TestRecvImmediate(t *testing.T) { backendtest.Run(t, testRecvImmediate) }
+
+func testRecvImmediate(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		be := open(t, nil)
@@ -63,7 +66,9 @@ func TestRecvImmediate(t *testing.T) {
 
 // TestRecvParked: a receive submitted on an empty socket waits, and
 // completes once data arrives.
-func TestRecvParked(t *testing.T) {
+func TestRecvParked(t *testing.T) { backendtest.Run(t, testRecvParked) }
+
+func testRecvParked(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		be := open(t, nil)
@@ -83,7 +88,9 @@ func TestRecvParked(t *testing.T) {
 // a new receive waits for the next edge instead of reading, and still
 // completes when data arrives, here written by another goroutine while
 // Wait blocks.
-func TestRecvAfterShortRead(t *testing.T) {
+func TestRecvAfterShortRead(t *testing.T) { backendtest.Run(t, testRecvAfterShortRead) }
+
+func testRecvAfterShortRead(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		be := open(t, nil)
@@ -134,7 +141,9 @@ func TestRecvAfterShortRead(t *testing.T) {
 
 // TestRecvEOF: a peer that closes gives N == 0, Err == 0, and so does
 // every receive after that.
-func TestRecvEOF(t *testing.T) {
+func TestRecvEOF(t *testing.T) { backendtest.Run(t, testRecvEOF) }
+
+func testRecvEOF(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		be := open(t, nil)
@@ -158,7 +167,9 @@ func TestRecvEOF(t *testing.T) {
 // receive is parked. The receive gets the data in a short read; the end of
 // file was reported by the same edge, so no later edge announces it: the
 // next receive must still see it.
-func TestRecvEOFAfterShortRead(t *testing.T) {
+func TestRecvEOFAfterShortRead(t *testing.T) { backendtest.Run(t, testRecvEOFAfterShortRead) }
+
+func testRecvEOFAfterShortRead(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		be := open(t, nil)
@@ -202,7 +213,9 @@ func waitRDHUP(t *testing.T, fd int) {
 
 // TestRecvEOFHalfClose: a peer that only shuts down its writing side also
 // gives end of file.
-func TestRecvEOFHalfClose(t *testing.T) {
+func TestRecvEOFHalfClose(t *testing.T) { backendtest.Run(t, testRecvEOFHalfClose) }
+
+func testRecvEOFHalfClose(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		be := open(t, nil)
@@ -218,7 +231,9 @@ func TestRecvEOFHalfClose(t *testing.T) {
 }
 
 // TestRecvReset: a TCP peer that aborts the connection gives ECONNRESET.
-func TestRecvReset(t *testing.T) {
+func TestRecvReset(t *testing.T) { backendtest.Run(t, testRecvReset) }
+
+func testRecvReset(t *testing.T) {
 	checkFDs(t)
 	fd, peer := streamPair(t, "tcp")
 	be := open(t, nil)
@@ -280,7 +295,9 @@ func (p *testProvider) takeCalls() string {
 // TestRecvProvider: a receive without a buffer reads into the Provider's
 // space and commits what it used; with no space it completes with ENOBUFS
 // and works again once space is back.
-func TestRecvProvider(t *testing.T) {
+func TestRecvProvider(t *testing.T) { backendtest.Run(t, testRecvProvider) }
+
+func testRecvProvider(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		p := newTestProvider()
@@ -370,7 +387,9 @@ func TestRecvProvider(t *testing.T) {
 
 // TestRecvManyReady parks receives on more descriptors than one batch of
 // events holds and makes them all ready at once.
-func TestRecvManyReady(t *testing.T) {
+func TestRecvManyReady(t *testing.T) { backendtest.Run(t, testRecvManyReady) }
+
+func testRecvManyReady(t *testing.T) {
 	checkFDs(t)
 	const n = 300
 	be := open(t, nil)

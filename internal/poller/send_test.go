@@ -5,6 +5,7 @@ package poller_test
 import (
 	"bytes"
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"testing"
@@ -46,7 +47,9 @@ func slowRead(t *testing.T, peer net.Conn, n int, start <-chan struct{}) <-chan 
 
 // TestSendVectors: a send of several buffers delivers every byte, in
 // order, and completes once with the total.
-func TestSendVectors(t *testing.T) {
+func TestSendVectors(t *testing.T) { backendtest.Run(t, testSendVectors) }
+
+func testSendVectors(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		be := open(t, nil)
@@ -76,7 +79,9 @@ func TestSendVectors(t *testing.T) {
 
 // TestSendManyVectors sends more buffers than one writev(2) accepts
 // (IOV_MAX, 1024 on Linux).
-func TestSendManyVectors(t *testing.T) {
+func TestSendManyVectors(t *testing.T) { backendtest.Run(t, testSendManyVectors) }
+
+func testSendManyVectors(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		be := open(t, nil)
@@ -100,7 +105,9 @@ func TestSendManyVectors(t *testing.T) {
 // TestSendLarge sends 8 MiB to a peer that starts reading only after the
 // send was found parked: it completes once, after every byte was written,
 // with N == total.
-func TestSendLarge(t *testing.T) {
+func TestSendLarge(t *testing.T) { backendtest.Run(t, testSendLarge) }
+
+func testSendLarge(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		shrinkBuffers(t, fd, peer)
@@ -134,7 +141,9 @@ func TestSendLarge(t *testing.T) {
 
 // TestSendClosedPeer: a send to a peer that is gone fails with EPIPE or
 // ECONNRESET, with N == 0 when nothing could be written.
-func TestSendClosedPeer(t *testing.T) {
+func TestSendClosedPeer(t *testing.T) { backendtest.Run(t, testSendClosedPeer) }
+
+func testSendClosedPeer(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		be := open(t, nil)
@@ -156,7 +165,9 @@ func TestSendClosedPeer(t *testing.T) {
 
 // TestSendPeerClosesMidway: the peer reads part of a large send and
 // closes; the send fails with N at least what the peer read.
-func TestSendPeerClosesMidway(t *testing.T) {
+func TestSendPeerClosesMidway(t *testing.T) { backendtest.Run(t, testSendPeerClosesMidway) }
+
+func testSendPeerClosesMidway(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		shrinkBuffers(t, fd, peer)
@@ -187,7 +198,9 @@ func TestSendPeerClosesMidway(t *testing.T) {
 // TestSendProgressExact: the peer of a unix stream socket stops reading
 // (shutdown SHUT_RD) but can still drain what was queued. The failing
 // send's N must equal exactly the bytes the peer finds.
-func TestSendProgressExact(t *testing.T) {
+func TestSendProgressExact(t *testing.T) { backendtest.Run(t, testSendProgressExact) }
+
+func testSendProgressExact(t *testing.T) {
 	checkFDs(t)
 	fd, peer := streamPair(t, "unix")
 	be := open(t, nil)
@@ -218,7 +231,9 @@ func TestSendProgressExact(t *testing.T) {
 
 // TestSendAndRecvSameTag runs a parked send and a parked receive on one
 // descriptor: each completes on its own edge.
-func TestSendAndRecvSameTag(t *testing.T) {
+func TestSendAndRecvSameTag(t *testing.T) { backendtest.Run(t, testSendAndRecvSameTag) }
+
+func testSendAndRecvSameTag(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		shrinkBuffers(t, fd, peer)

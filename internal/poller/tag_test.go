@@ -3,6 +3,7 @@
 package poller_test
 
 import (
+	"github.com/galeio/gale/internal/backendtest"
 	"math/rand/v2"
 	"testing"
 
@@ -10,7 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestTagPacking(t *testing.T) {
+func TestTagPacking(t *testing.T) { backendtest.Run(t, testTagPacking) }
+
+func testTagPacking(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 1000 {
 		slot, gen := rng.Uint32(), rng.Uint32()
@@ -24,7 +27,9 @@ func TestTagPacking(t *testing.T) {
 // TestRemoveDropsInFlight: operations in flight when their tag is removed
 // never complete, and once the descriptor is added again under a new
 // generation of the same slot, completions carry the new tag only.
-func TestRemoveDropsInFlight(t *testing.T) {
+func TestRemoveDropsInFlight(t *testing.T) { backendtest.Run(t, testRemoveDropsInFlight) }
+
+func testRemoveDropsInFlight(t *testing.T) {
 	forKinds(t, func(t *testing.T, kind string) {
 		fd, peer := streamPair(t, kind)
 		shrinkBuffers(t, fd, peer)
@@ -62,9 +67,11 @@ func TestRemoveDropsInFlight(t *testing.T) {
 
 // TestStaleEventSameBatch makes two descriptors ready in one batch of
 // events; the callback for the first removes the second's tag and adds
-// its descriptor again under a new generation. The removed tag's event,
-// still in the batch, must be dropped.
-func TestStaleEventSameBatch(t *testing.T) {
+// its descriptor again under a new generation. The removed tag's event
+// (or completion), still in the batch, must be dropped.
+func TestStaleEventSameBatch(t *testing.T) { backendtest.Run(t, testStaleEventSameBatch) }
+
+func testStaleEventSameBatch(t *testing.T) {
 	checkFDs(t)
 	be := open(t, nil)
 	var fds, peers [2]int
@@ -113,7 +120,14 @@ func TestStaleEventSameBatch(t *testing.T) {
 		}
 		be.Recv(renewed, make([]byte, 16))
 	}
+	// On a completion backend the removed tag's receive may already have
+	// taken its byte in the kernel: Remove ends it with no completion, and
+	// the byte goes with it. Send the renewed tag another.
+	completion := be.Kind() == poller.IOURing
 	for i := 0; len(got) < 2 && i < 100; i++ {
+		if completion && len(got) == 1 && i == 10 {
+			unix.Write(peers[renewed.Slot()], []byte{'0' + byte(renewed.Slot())})
+		}
 		if err := be.Wait(waitLimit/100, fn); err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +150,9 @@ func TestStaleEventSameBatch(t *testing.T) {
 
 // TestAddRemoveErrors: Add of a bad descriptor fails, Remove of an unknown
 // tag is a no-op.
-func TestAddRemoveErrors(t *testing.T) {
+func TestAddRemoveErrors(t *testing.T) { backendtest.Run(t, testAddRemoveErrors) }
+
+func testAddRemoveErrors(t *testing.T) {
 	checkFDs(t)
 	be := open(t, nil)
 	if err := be.Add(-1, tagA, true); err == nil {
@@ -152,7 +168,9 @@ func TestAddRemoveErrors(t *testing.T) {
 
 // TestMisusePanics: a second receive or send in flight on one tag, or an
 // operation on an unknown tag, is a broken invariant and panics.
-func TestMisusePanics(t *testing.T) {
+func TestMisusePanics(t *testing.T) { backendtest.Run(t, testMisusePanics) }
+
+func testMisusePanics(t *testing.T) {
 	checkFDs(t)
 	fd, _ := streamPair(t, "unix")
 	be := open(t, nil)

@@ -3,6 +3,7 @@
 package poller_test
 
 import (
+	"github.com/galeio/gale/internal/backendtest"
 	"testing"
 	"time"
 
@@ -10,14 +11,44 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// waitAsync runs be.Wait(timeout) on another goroutine, which owns the
-// backend until the returned channel delivers Wait's result.
-func waitAsync(be poller.Backend, timeout time.Duration) <-chan error {
-	done := make(chan error, 1)
+// owner runs backend calls on one goroutine, as a loop does: the io_uring
+// backend binds its ring to the thread of the first goroutine that uses
+// it, and only that goroutine may wait on it or close it.
+type owner struct{ fns chan func() }
+
+// ownedBackend opens a backend whose Waits and Close run on an owner
+// goroutine; the owner closes it when t ends.
+func ownedBackend(t *testing.T) (*owner, poller.Backend) {
+	t.Helper()
+	be, err := poller.Open(nil)
+	if err != nil {
+		t.Fatalf("poller.Open: %v", err)
+	}
+	o := &owner{fns: make(chan func())}
 	go func() {
-		done <- be.Wait(timeout, func(*poller.Completion) {})
+		for f := range o.fns {
+			f()
+		}
 	}()
+	t.Cleanup(func() {
+		if err := <-o.async(be.Close); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		close(o.fns)
+	})
+	return o, be
+}
+
+func (o *owner) async(f func() error) <-chan error {
+	done := make(chan error, 1)
+	o.fns <- func() { done <- f() }
 	return done
+}
+
+// waitAsync runs be.Wait(timeout) on the owner goroutine; the returned
+// channel delivers Wait's result.
+func (o *owner) waitAsync(be poller.Backend, timeout time.Duration) <-chan error {
+	return o.async(func() error { return be.Wait(timeout, func(*poller.Completion) {}) })
 }
 
 func wantReturn(t *testing.T, done <-chan error, what string) {
@@ -34,11 +65,13 @@ func wantReturn(t *testing.T, done <-chan error, what string) {
 
 // TestWakeBlockedWait: Wake from another goroutine makes a Wait(-1)
 // return, whether it comes before or during the Wait.
-func TestWakeBlockedWait(t *testing.T) {
-	checkFDs(t)
-	be := open(t, nil)
+func TestWakeBlockedWait(t *testing.T) { backendtest.Run(t, testWakeBlockedWait) }
 
-	done := waitAsync(be, -1)
+func testWakeBlockedWait(t *testing.T) {
+	checkFDs(t)
+	o, be := ownedBackend(t)
+
+	done := o.waitAsync(be, -1)
 	if err := be.Wake(); err != nil {
 		t.Fatalf("Wake: %v", err)
 	}
@@ -48,7 +81,7 @@ func TestWakeBlockedWait(t *testing.T) {
 	if err := be.Wake(); err != nil {
 		t.Fatal(err)
 	}
-	wantReturn(t, waitAsync(be, -1), "wake before Wait(-1)")
+	wantReturn(t, o.waitAsync(be, -1), "wake before Wait(-1)")
 
 	// Many wake-ups, from many goroutines; then one more round.
 	errs := make(chan error, 8)
@@ -68,26 +101,30 @@ func TestWakeBlockedWait(t *testing.T) {
 			t.Fatalf("Wake: %v", err)
 		}
 	}
-	wantReturn(t, waitAsync(be, -1), "after a burst of wake-ups")
-	done = waitAsync(be, -1)
+	wantReturn(t, o.waitAsync(be, -1), "after a burst of wake-ups")
+	done = o.waitAsync(be, -1)
 	be.Wake()
 	wantReturn(t, done, "the next wake-up")
 }
 
 // TestWaitTimeout: a Wait with a timeout and nothing to do returns.
-func TestWaitTimeout(t *testing.T) {
+func TestWaitTimeout(t *testing.T) { backendtest.Run(t, testWaitTimeout) }
+
+func testWaitTimeout(t *testing.T) {
 	checkFDs(t)
-	be := open(t, nil)
+	o, be := ownedBackend(t)
 	start := time.Now()
-	wantReturn(t, waitAsync(be, 20*time.Millisecond), "Wait(20ms)")
+	wantReturn(t, o.waitAsync(be, 20*time.Millisecond), "Wait(20ms)")
 	t.Logf("Wait(20ms) took %v", time.Since(start))
-	wantReturn(t, waitAsync(be, 0), "Wait(0)")
-	wantReturn(t, waitAsync(be, time.Nanosecond), "Wait(1ns)")
+	wantReturn(t, o.waitAsync(be, 0), "Wait(0)")
+	wantReturn(t, o.waitAsync(be, time.Nanosecond), "Wait(1ns)")
 }
 
 // TestCloseReleasesDescriptors: a backend holds two descriptors (epoll and
 // eventfd) and Close releases them; descriptors still added stay open.
-func TestCloseReleasesDescriptors(t *testing.T) {
+func TestCloseReleasesDescriptors(t *testing.T) { backendtest.Run(t, testCloseReleasesDescriptors) }
+
+func testCloseReleasesDescriptors(t *testing.T) {
 	checkFDs(t)
 	fd, _ := streamPair(t, "unix")
 	before := countFDs()
@@ -114,7 +151,9 @@ func TestCloseReleasesDescriptors(t *testing.T) {
 }
 
 // TestOpenManyClose opens and closes backends repeatedly without leaking.
-func TestOpenManyClose(t *testing.T) {
+func TestOpenManyClose(t *testing.T) { backendtest.Run(t, testOpenManyClose) }
+
+func testOpenManyClose(t *testing.T) {
 	checkFDs(t)
 	for range 200 {
 		be, err := poller.Open(nil)

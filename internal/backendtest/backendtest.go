@@ -1,0 +1,48 @@
+// Package backendtest runs tests once per backend: the whole aio, engine
+// and poller suites are written once and pass on epoll and io_uring (or
+// kqueue), each a sub-test named after its backend.
+//
+// For tests only. A backend this machine cannot run is skipped with the
+// reason; GALE_BACKEND, when set, restricts the runs to that backend.
+package backendtest
+
+import (
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/galeio/gale/internal/poller"
+)
+
+// Kinds returns the backends of this platform.
+func Kinds() []poller.Kind {
+	switch runtime.GOOS {
+	case "linux":
+		return []poller.Kind{poller.Epoll, poller.IOURing}
+	case "darwin", "dragonfly", "freebsd", "netbsd", "openbsd":
+		return []poller.Kind{poller.Kqueue}
+	}
+	return nil
+}
+
+// Run runs f as a sub-test per backend, with GALE_BACKEND set to it so
+// that everything f opens uses it. Tests that call Run must not be
+// parallel (t.Setenv).
+func Run(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	only, restricted := os.LookupEnv(poller.EnvBackend)
+	for _, k := range Kinds() {
+		if restricted && only != "" && only != "auto" {
+			if want, err := poller.ParseKind(only); err == nil && want != k {
+				continue
+			}
+		}
+		t.Run(k.String(), func(t *testing.T) {
+			if err := poller.Available(k); err != nil {
+				t.Skipf("%v backend unavailable here: %v", k, err)
+			}
+			t.Setenv(poller.EnvBackend, k.String())
+			f(t)
+		})
+	}
+}

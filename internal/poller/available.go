@@ -1,0 +1,29 @@
+package poller
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
+var (
+	availOnce [Kqueue + 1]sync.Once
+	availErr  [Kqueue + 1]error
+)
+
+// Available reports whether backend k can be opened here (nil), or why
+// not. It opens and closes one backend, once per k; safe from any
+// goroutine.
+func Available(k Kind) error {
+	if k > Kqueue {
+		return fmt.Errorf("poller: %v: %w", k, errors.ErrUnsupported)
+	}
+	availOnce[k].Do(func() {
+		be, err := openKind(k, nil)
+		if err == nil {
+			err = be.Close()
+		}
+		availErr[k] = err
+	})
+	return availErr[k]
+}

@@ -1,0 +1,438 @@
+package poller
+
+import (
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/galeio/gale/internal/sock"
+	"github.com/galeio/gale/internal/uring"
+	"golang.org/x/sys/unix"
+)
+
+// uringBackend implements Backend over io_uring: operations are submitted
+// to the kernel and completed by it, with no readiness step.
+//
+//   - One ring per loop. The ring is set up by Open on any goroutine,
+//     disabled; the first call on the loop goroutine (bind) locks that
+//     goroutine to its thread and enables the ring, so the thread is its
+//     single issuer (IORING_SETUP_SINGLE_ISSUER) and runs its deferred
+//     completions (IORING_SETUP_DEFER_TASKRUN) when it waits.
+//   - A nil-buffer receive is a multishot receive (Linux 6.0) from a
+//     provided-buffer ring shared by the loop's connections, consumed
+//     incrementally where the kernel can (Linux 6.12): one submission
+//     serves every message until the owner stops reading. A receive with a
+//     buffer is a plain receive into it.
+//   - An accept is a multishot accept (Linux 5.19).
+//   - A send is IORING_OP_SEND for one buffer and IORING_OP_SENDMSG for
+//     several, with MSG_WAITALL on streams; a short completion is
+//     resubmitted for the rest.
+//   - Connect, and the datagram operations, wait with IORING_OP_POLL_ADD
+//     and then make the system call.
+//   - Wake writes an eventfd that the ring always has a read pending on.
+//
+// user_data carries the tag's slot, 24 bits of its generation and the
+// kind of operation (ud), never a Go pointer.
+type uringBackend struct {
+	r       *uring.Ring
+	br      *uring.BufRing
+	prov    Provider
+	direct  bool // prov is Transient: lend ring buffers to callbacks
+	fds     urTable
+	bound   bool
+	closing bool
+
+	wakefd  int
+	wakeBuf []byte // eventfd reads land here (anonymous mapping)
+	wakeArm bool
+
+	inflight int                // submitted operations whose last completion is pending
+	orphans  map[uint64]*orphan // operations of removed tags, keeping their buffers
+	bufOff   []int              // per provided buffer: bytes the kernel filled so far (incremental)
+	publish  bool               // buffers were returned to the ring since the last Publish
+
+	ready, spare []Completion // completions made outside completion handling
+	later        []Tag        // receives to serve from spilled data
+	idle         []Tag        // multishots whose owner may have stopped: checked at batch end
+	starved      []Tag        // multishot receives ended by ENOBUFS: re-armed at batch end
+	iov          []unix.Iovec // scratch of the last attempt at cancelled sends
+	cur          Completion   // see emul.cur
+}
+
+// Ring sizes: a submission queue deep enough for a busy iteration, and a
+// completion queue four times as deep, so that multishot bursts rarely
+// take the kernel's overflow path (which allocates, iouring.md §3.4).
+const (
+	ringEntries = 1024
+	ringCQ      = 8192
+	bufGroup    = 1
+)
+
+// Provided buffers: with incremental consumption small messages pack into
+// a buffer one after another, so a few large buffers serve many
+// connections; without it each completion takes a whole buffer.
+var bufShapes = [2]struct{ count, size int }{
+	{64, 32 << 10},  // incremental
+	{256, 16 << 10}, // whole buffers
+}
+
+// openURing returns the io_uring backend, or an error wrapping
+// uring.ErrUnavailable where io_uring cannot be used.
+func openURing(p Provider) (Backend, error) {
+	r, err := uring.Setup(uring.Config{Entries: ringEntries, CQEntries: ringCQ})
+	if err != nil {
+		return nil, err
+	}
+	b := &uringBackend{r: r, prov: p, wakefd: -1}
+	if t, ok := p.(Transient); ok && t.Transient() {
+		b.direct = true
+	}
+	if err := b.init(); err != nil {
+		b.teardown()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *uringBackend) init() error {
+	for _, op := range []uint8{uring.OpRecv, uring.OpSend, uring.OpSendmsg, uring.OpAccept,
+		uring.OpRead, uring.OpPollAdd, uring.OpAsyncCancel} {
+		if !b.r.Supports(op) {
+			return unavailable("opcode %d not supported", op)
+		}
+	}
+	shape := bufShapes[0]
+	br, err := b.r.RegisterBufRing(bufGroup, shape.count, shape.size, true)
+	if err == nil && !br.Inc() {
+		br.Close()
+		shape = bufShapes[1]
+		br, err = b.r.RegisterBufRing(bufGroup, shape.count, shape.size, false)
+	}
+	if err != nil {
+		return unavailable("provided-buffer ring: %v", err)
+	}
+	b.br = br
+	b.bufOff = make([]int, shape.count)
+	if b.wakeBuf, err = unix.Mmap(-1, 0, 8, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS); err != nil {
+		return os.NewSyscallError("mmap", err)
+	}
+	if b.wakefd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return os.NewSyscallError("eventfd", err)
+	}
+	return nil
+}
+
+// bind makes the calling goroutine the ring's owner: it stays locked to
+// its thread until Close.
+func (b *uringBackend) bind() error {
+	runtime.LockOSThread()
+	b.bound = true
+	if err := b.r.Enable(); err != nil {
+		return err
+	}
+	// A registered ring descriptor spares each io_uring_enter a file
+	// lookup; it is an optimisation, so a failure is not fatal.
+	_ = b.r.RegisterRingFD()
+	b.armWake()
+	return nil
+}
+
+// sqe returns a free submission entry, submitting the queue first if it
+// is full.
+func (b *uringBackend) sqe(data ud) *uring.SQE {
+	if !b.bound {
+		if err := b.bind(); err != nil {
+			panic("poller: io_uring: " + err.Error())
+		}
+	}
+	e := b.r.SQE()
+	if e == nil {
+		b.r.Submit()
+		if e = b.r.SQE(); e == nil {
+			panic("poller: io_uring submission queue stuck")
+		}
+	}
+	e.UserData = uint64(data)
+	b.inflight++
+	return e
+}
+
+func (b *uringBackend) armWake() {
+	e := b.sqe(makeUD(wakeTag, kWake))
+	e.Opcode, e.FD = uring.OpRead, int32(b.wakefd)
+	e.Addr, e.Len = addrOf(b.wakeBuf), 8
+	b.wakeArm = true
+}
+
+// cancel asks the kernel to end the operation named data; its last
+// completion follows.
+func (b *uringBackend) cancel(data ud) {
+	e := b.sqe(makeUD(wakeTag, kCancel))
+	e.Opcode, e.Addr = uring.OpAsyncCancel, uint64(data)
+	e.OpFlags = uring.CancelAll
+}
+
+func (b *uringBackend) Kind() Kind { return IOURing }
+
+func (b *uringBackend) Add(fd int, tag Tag, stream bool) error {
+	if fd < 0 {
+		return os.NewSyscallError("io_uring add", unix.EBADF)
+	}
+	st := b.fds.grow(int(tag.Slot()))
+	if st.rk != 0 || st.sk != 0 {
+		panic("poller: slot reused with operations in flight")
+	}
+	spill, accepted := st.spill[:0], st.accepted[:0]
+	*st = urState{fd: fd, tag: tag, live: true, stream: stream, spill: spill, accepted: accepted}
+	return nil
+}
+
+func (b *uringBackend) state(tag Tag) *urState {
+	st := b.fds.at(int(tag.Slot()))
+	if st == nil || !st.live || st.tag != tag {
+		return nil
+	}
+	return st
+}
+
+// Remove cancels what the kernel still runs for tag. The buffers those
+// operations use stay referenced, as orphans, until their last
+// completion; descriptors accepted for tag and not yet taken are closed.
+func (b *uringBackend) Remove(tag Tag) error {
+	st := b.state(tag)
+	if st == nil {
+		return nil
+	}
+	st.live = false
+	if st.rk == kRecv {
+		b.orphan(makeUD(tag, st.rk), &orphan{buf: st.rbuf})
+	} else if st.rk != 0 {
+		b.cancel(makeUD(tag, st.rk)) // no Go memory: the ring's buffers, or none
+	}
+	st.rk = 0
+	if st.sk != 0 {
+		b.orphan(makeUD(tag, st.sk), &orphan{bufs: st.sbufs, msg: st.msg})
+		st.sk, st.msg = 0, nil
+	}
+	for _, fd := range st.accepted {
+		sock.Close(fd)
+	}
+	st.accepted, st.spill = st.accepted[:0], st.spill[:0]
+	st.rbuf, st.sbufs, st.sto = nil, nil, nil
+	return nil
+}
+
+// orphan keeps o alive until the last completion of data, and cancels it.
+func (b *uringBackend) orphan(data ud, o *orphan) {
+	if b.orphans == nil {
+		b.orphans = make(map[uint64]*orphan)
+	}
+	b.orphans[uint64(data)] = o
+	b.cancel(data)
+}
+
+func (b *uringBackend) Wake() error {
+	_, err := unix.Write(b.wakefd, wakeValue[:])
+	if err == unix.EAGAIN {
+		return nil
+	}
+	return err
+}
+
+func (b *uringBackend) Wait(timeout time.Duration, fn func(*Completion)) error {
+	if !b.bound {
+		if err := b.bind(); err != nil {
+			return err
+		}
+	}
+	if len(b.ready) > 0 || len(b.later) > 0 {
+		timeout = 0
+	}
+	b.flushBufs()
+	if err := b.r.Wait(timeout); err != nil {
+		return err
+	}
+	b.deliverReady(fn)
+	b.reap(fn)
+	b.deliverReady(fn)
+	b.batchEnd()
+	return nil
+}
+
+// reap handles every completion in the queue.
+func (b *uringBackend) reap(fn func(*Completion)) {
+	for {
+		head, tail := b.r.Peek()
+		n := len(head) + len(tail)
+		if n == 0 {
+			return
+		}
+		for i := range head {
+			b.handle(head[i], fn)
+		}
+		for i := range tail {
+			b.handle(tail[i], fn)
+		}
+		b.r.Advance(uint32(n))
+	}
+}
+
+// handle routes one completion (a copy: callbacks may submit, and the
+// entry is released only after the batch).
+func (b *uringBackend) handle(c uring.CQE, fn func(*Completion)) {
+	if c.Flags&uring.CQEFMore == 0 {
+		b.inflight--
+	}
+	data := ud(c.UserData)
+	switch data.kind() {
+	case kWake:
+		b.wakeArm = false
+		if !b.closing {
+			b.armWake()
+		}
+		return
+	case kCancel:
+		return
+	}
+	st := b.fds.at(int(data.slot()))
+	if st == nil || !st.live || !data.matches(st.tag) {
+		b.orphaned(data, c)
+		return
+	}
+	switch data.kind() {
+	case kRecv, kRecvMulti, kAccept, kPollIn:
+		if st.rk != data.kind() {
+			b.orphaned(data, c)
+			return
+		}
+		b.recvDone(st, c, fn)
+	default:
+		if st.sk != data.kind() {
+			b.orphaned(data, c)
+			return
+		}
+		b.sendDone(st, c, fn)
+	}
+}
+
+// orphaned disposes of a completion whose owner is gone: a provided
+// buffer goes back to the ring, an accepted descriptor is closed, and an
+// orphan's buffers are released with its last completion.
+func (b *uringBackend) orphaned(data ud, c uring.CQE) {
+	if c.Flags&uring.CQEFBuffer != 0 {
+		b.consumed(c)
+	}
+	if data.kind() == kAccept && c.Res >= 0 {
+		sock.Close(int(c.Res))
+	}
+	if c.Flags&uring.CQEFMore == 0 {
+		delete(b.orphans, uint64(data))
+	}
+}
+
+// deliverReady hands out the completions made outside completion
+// handling, and serves receives from spilled data, until none are left.
+func (b *uringBackend) deliverReady(fn func(*Completion)) {
+	for len(b.ready) > 0 || len(b.later) > 0 {
+		for i := 0; i < len(b.later); i++ { // callbacks may append
+			if st := b.state(b.later[i]); st != nil {
+				b.serveRecv(st, fn)
+			}
+		}
+		b.later = b.later[:0]
+		batch := b.ready
+		b.ready = b.spare[:0]
+		for i := range batch {
+			fn(&batch[i])
+			batch[i] = Completion{}
+		}
+		b.spare = batch[:0]
+	}
+}
+
+// batchEnd stops the multishots no one reads from and re-arms the
+// receives that ran out of provided buffers, once this batch has returned
+// its buffers to the ring.
+func (b *uringBackend) batchEnd() {
+	b.flushBufs()
+	for _, tag := range b.idle {
+		if st := b.state(tag); st != nil {
+			b.stopIdle(st)
+		}
+	}
+	b.idle = b.idle[:0]
+	starved := b.starved
+	b.starved = b.starved[len(b.starved):]
+	for _, tag := range starved {
+		if st := b.state(tag); st != nil {
+			b.kickRecv(st)
+		}
+	}
+	if len(b.starved) == 0 {
+		b.starved = b.starved[:0]
+	}
+}
+
+func (b *uringBackend) flushBufs() {
+	if b.publish {
+		b.br.Publish()
+		b.publish = false
+	}
+}
+
+func (b *uringBackend) deliver(c Completion, fn func(*Completion)) {
+	b.cur = c
+	fn(&b.cur)
+	b.cur = Completion{}
+}
+
+// Close cancels every operation and waits, briefly, for their last
+// completions, so that no buffer is written after it returns; then it
+// releases the ring.
+func (b *uringBackend) Close() error {
+	b.closing = true
+	if b.bound {
+		for tag := range b.liveTags() {
+			b.Remove(tag)
+		}
+		if b.wakeArm {
+			b.cancel(makeUD(wakeTag, kWake))
+		}
+		deadline := time.Now().Add(time.Second)
+		for b.inflight > 0 && time.Now().Before(deadline) {
+			if err := b.r.Wait(10 * time.Millisecond); err != nil {
+				break
+			}
+			b.reap(func(c *Completion) {})
+		}
+	}
+	for _, c := range b.ready {
+		if c.Op == OpAccept && c.Err == 0 {
+			sock.Close(c.N)
+		}
+	}
+	b.ready, b.orphans = nil, nil
+	err := b.teardown()
+	if b.bound {
+		b.bound = false
+		runtime.UnlockOSThread()
+	}
+	return err
+}
+
+func (b *uringBackend) teardown() error {
+	if b.br != nil {
+		b.br.Close()
+		b.br = nil
+	}
+	err := b.r.Close()
+	if b.wakefd >= 0 {
+		unix.Close(b.wakefd)
+		b.wakefd = -1
+	}
+	if b.wakeBuf != nil {
+		unix.Munmap(b.wakeBuf)
+		b.wakeBuf = nil
+	}
+	return err
+}

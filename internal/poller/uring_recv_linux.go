@@ -1,0 +1,358 @@
+package poller
+
+import (
+	"github.com/galeio/gale/internal/sock"
+	"github.com/galeio/gale/internal/uring"
+	"golang.org/x/sys/unix"
+)
+
+func (b *uringBackend) Recv(tag Tag, buf []byte) {
+	st := b.submitRecv(tag, OpRecv)
+	st.rbuf = buf
+	b.kickRecv(st)
+}
+
+func (b *uringBackend) RecvFrom(tag Tag, buf []byte) {
+	st := b.submitRecv(tag, OpRecvFrom)
+	st.rbuf = buf
+	b.kickRecv(st)
+}
+
+func (b *uringBackend) Accept(tag Tag) {
+	b.kickRecv(b.submitRecv(tag, OpAccept))
+}
+
+// recvKind is the kernel operation that serves st's receive.
+func recvKind(st *urState) uint8 {
+	switch {
+	case st.rop == OpAccept:
+		return kAccept
+	case st.rop == OpRecvFrom:
+		return kPollIn
+	case st.rbuf == nil:
+		return kRecvMulti
+	}
+	return kRecv
+}
+
+// kickRecv makes progress on st's receive: serve it from spilled data,
+// end it if cancelled, or have the right kernel operation in flight.
+func (b *uringBackend) kickRecv(st *urState) {
+	if st.rop == 0 {
+		return
+	}
+	if st.hasSpill() || (st.rcancel && st.rk == 0) {
+		b.later = append(b.later, st.tag)
+		return
+	}
+	want := recvKind(st)
+	if st.rk != 0 {
+		if st.rk != want && !st.rstop {
+			// A multishot receive still runs but the owner now reads into
+			// its own buffer: stop it; its last completion re-kicks.
+			st.rstop = true
+			b.cancel(makeUD(st.tag, st.rk))
+		}
+		return
+	}
+	switch want {
+	case kRecvMulti:
+		e := b.sqe(makeUD(st.tag, kRecvMulti))
+		e.Opcode, e.FD, e.Flags = uring.OpRecv, int32(st.fd), uring.SQEBufferSelect
+		e.IOPrio, e.BufIndex = uring.RecvMultishot, b.br.Group()
+	case kRecv:
+		e := b.sqe(makeUD(st.tag, kRecv))
+		e.Opcode, e.FD = uring.OpRecv, int32(st.fd)
+		if len(st.rbuf) > 0 {
+			e.Addr, e.Len = addrOf(st.rbuf), uint32(min(len(st.rbuf), 1<<30))
+		}
+	case kAccept:
+		e := b.sqe(makeUD(st.tag, kAccept))
+		e.Opcode, e.FD, e.IOPrio = uring.OpAccept, int32(st.fd), uring.AcceptMultishot
+		e.OpFlags = unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC
+	case kPollIn:
+		if c, done := b.recvFrom(st); done {
+			b.ready = append(b.ready, c)
+			st.rop, st.rbuf = 0, nil
+			return
+		}
+		e := b.sqe(makeUD(st.tag, kPollIn))
+		e.Opcode, e.FD, e.OpFlags = uring.OpPollAdd, int32(st.fd), unix.POLLIN
+	}
+	st.rk = want
+}
+
+// recvDone handles a completion of st's receive-side kernel operation.
+func (b *uringBackend) recvDone(st *urState, c uring.CQE, fn func(*Completion)) {
+	more := c.Flags&uring.CQEFMore != 0
+	if !more {
+		st.rk, st.rstop = 0, false
+	}
+	switch ud(c.UserData).kind() {
+	case kRecvMulti:
+		b.multiDone(st, c, fn)
+		return
+	case kAccept:
+		b.acceptDone(st, c, fn)
+		return
+	case kPollIn:
+		b.kickRecv(st) // ready, or cancelled: try once more, or end
+		return
+	}
+	// kRecv: a plain receive into the owner's buffer.
+	if c.Res >= 0 {
+		n := int(c.Res)
+		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, N: n, Buf: st.rbuf[:n], BufID: -1}, fn)
+		return
+	}
+	switch errno := unix.Errno(-c.Res); errno {
+	case unix.ECANCELED, unix.EINTR, unix.EAGAIN:
+		b.kickRecv(st) // resubmit, or end after a last attempt if cancelled
+	default:
+		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, Err: errno, BufID: -1}, fn)
+	}
+}
+
+// multiDone handles a completion of a multishot receive: data goes to the
+// owner if it is reading (spilled otherwise), and an end of file or error
+// is kept for the owner's next receive.
+func (b *uringBackend) multiDone(st *urState, c uring.CQE, fn func(*Completion)) {
+	tag := st.tag
+	switch {
+	case c.Flags&uring.CQEFBuffer != 0:
+		data := b.bufData(c)
+		if st.rop == OpRecv && st.rbuf == nil && !st.rcancel && !st.hasSpill() {
+			b.serveData(st, data, fn)
+		} else {
+			st.spill = append(st.spill, data...)
+		}
+		b.consumed(c)
+	case c.Res == 0:
+		st.rend = endEOF
+	case c.Res < 0:
+		switch errno := unix.Errno(-c.Res); errno {
+		case unix.ENOBUFS:
+			// The ring ran dry: the kernel ended the multishot. Re-arm it
+			// once this batch has returned its buffers.
+			b.starved = append(b.starved, tag)
+			return
+		case unix.ECANCELED, unix.EINTR, unix.EAGAIN:
+		default:
+			st.rend = errno
+		}
+	}
+	if st = b.state(tag); st == nil {
+		return // the callback removed the tag
+	}
+	if st.rk == kRecvMulti {
+		if st.rop != OpRecv || st.rbuf != nil {
+			b.idle = append(b.idle, tag)
+		} else if st.hasSpill() {
+			b.later = append(b.later, tag)
+		}
+		return
+	}
+	b.kickRecv(st)
+}
+
+// serveData completes st's nil-buffer receive with data from the ring:
+// lent as is to a Transient provider's owner, copied into the Provider's
+// space otherwise (what does not fit is spilled).
+func (b *uringBackend) serveData(st *urState, data []byte, fn func(*Completion)) {
+	if b.direct {
+		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, N: len(data), Buf: data, BufID: -1}, fn)
+		return
+	}
+	space, id := b.prov.Provide()
+	if space == nil {
+		st.spill = append(st.spill, data...)
+		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, Err: unix.ENOBUFS, BufID: -1}, fn)
+		return
+	}
+	k := copy(space, data)
+	b.prov.Commit(id, k)
+	if k < len(data) {
+		st.spill = append(st.spill, data[k:]...)
+	}
+	b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, N: k, Buf: space[:k], BufID: id}, fn)
+}
+
+// bufData returns the bytes a completion put in a provided buffer.
+func (b *uringBackend) bufData(c uring.CQE) []byte {
+	id := c.BufID()
+	off := 0
+	if b.br.Inc() {
+		off = b.bufOff[id]
+	}
+	return b.br.Buf(id)[off : off+int(c.Res)]
+}
+
+// consumed records that the bytes of c's buffer were used: the buffer goes
+// back to the ring unless the kernel goes on filling it (incremental
+// consumption, CQEFBufMore).
+func (b *uringBackend) consumed(c uring.CQE) {
+	id := c.BufID()
+	if b.br.Inc() && c.Flags&uring.CQEFBufMore != 0 {
+		b.bufOff[id] += int(c.Res)
+		return
+	}
+	b.bufOff[id] = 0
+	b.br.Add(id)
+	b.publish = true
+}
+
+// acceptDone handles a completion of a multishot accept.
+func (b *uringBackend) acceptDone(st *urState, c uring.CQE, fn func(*Completion)) {
+	tag := st.tag
+	if c.Res >= 0 {
+		fd := int(c.Res)
+		if st.rop == OpAccept && !st.rcancel && !st.hasSpill() {
+			b.finishRecv(st, acceptCompletion(tag, fd), fn)
+		} else {
+			st.accepted = append(st.accepted, fd)
+		}
+	} else {
+		switch errno := unix.Errno(-c.Res); errno {
+		case unix.ECANCELED, unix.EINTR, unix.EAGAIN, unix.ECONNABORTED:
+		default: // EMFILE, ENFILE, ENOBUFS, ENOMEM...: the owner decides
+			st.rend = errno
+		}
+	}
+	if st = b.state(tag); st == nil {
+		return
+	}
+	if st.rk == kAccept {
+		if st.rop != OpAccept {
+			b.idle = append(b.idle, tag)
+		} else if st.hasSpill() {
+			b.later = append(b.later, tag)
+		}
+		return
+	}
+	b.kickRecv(st)
+}
+
+func acceptCompletion(tag Tag, fd int) Completion {
+	from, _ := unix.Getpeername(fd)
+	return Completion{Tag: tag, Op: OpAccept, N: fd, BufID: -1, From: from}
+}
+
+// stopIdle cancels a multishot whose owner did not ask for more during the
+// batch that served it: the kernel would otherwise go on taking data (or
+// connections) no one wants yet.
+func (b *uringBackend) stopIdle(st *urState) {
+	if st.rstop || st.rk == 0 || st.rk == recvKind(st) && st.rop != 0 {
+		return
+	}
+	st.rstop = true
+	b.cancel(makeUD(st.tag, st.rk))
+}
+
+// serveRecv produces st's receive completion from outside the kernel:
+// spilled data first, then a kept end of file or error, then, for a
+// cancelled receive, one last non-blocking attempt. It runs at delivery,
+// so a Provider's space goes straight to the callback.
+func (b *uringBackend) serveRecv(st *urState, fn func(*Completion)) {
+	if st.rop == 0 {
+		return
+	}
+	if c, ok := b.fromSpill(st); ok {
+		b.finishRecv(st, c, fn)
+		return
+	}
+	if st.rcancel && st.rk == 0 {
+		b.finishRecv(st, b.lastRecv(st), fn)
+		return
+	}
+	b.kickRecv(st)
+}
+
+func (b *uringBackend) fromSpill(st *urState) (Completion, bool) {
+	c := Completion{Tag: st.tag, Op: st.rop, BufID: -1}
+	if st.rop == OpAccept {
+		if len(st.accepted) > 0 {
+			fd := st.accepted[0]
+			st.accepted = st.accepted[:copy(st.accepted, st.accepted[1:])]
+			return acceptCompletion(st.tag, fd), true
+		}
+	} else if st.rop == OpRecv && len(st.spill) > 0 {
+		buf := st.rbuf
+		if buf == nil {
+			if buf, c.BufID = b.prov.Provide(); buf == nil {
+				c.Err = unix.ENOBUFS
+				return c, true
+			}
+		}
+		c.N = copy(buf, st.spill)
+		c.Buf = buf[:c.N]
+		st.spill = st.spill[:copy(st.spill, st.spill[c.N:])]
+		if c.BufID >= 0 {
+			b.prov.Commit(c.BufID, c.N)
+		}
+		return c, true
+	}
+	if st.rend != 0 && st.rop != OpRecvFrom {
+		if st.rend != endEOF {
+			c.Err = st.rend
+		}
+		st.rend = 0
+		return c, true
+	}
+	return c, false
+}
+
+// lastRecv makes the last non-blocking attempt of a cancelled receive:
+// data already there still counts.
+func (b *uringBackend) lastRecv(st *urState) Completion {
+	c := Completion{Tag: st.tag, Op: st.rop, Err: unix.ECANCELED, BufID: -1}
+	switch st.rop {
+	case OpAccept:
+		if fd, from, err := sock.Accept(st.fd); err == nil {
+			c = Completion{Tag: st.tag, Op: OpAccept, N: fd, BufID: -1, From: from}
+		}
+	case OpRecvFrom:
+		if got, done := b.recvFrom(st); done {
+			c = got
+		}
+	case OpRecv:
+		buf, id := st.rbuf, -1
+		if buf == nil {
+			if buf, id = b.prov.Provide(); buf == nil {
+				return c
+			}
+		}
+		n, errno := sock.Read(st.fd, buf)
+		if errno == unix.EAGAIN {
+			return c
+		}
+		if id >= 0 && n > 0 {
+			b.prov.Commit(id, n)
+		}
+		c = Completion{Tag: st.tag, Op: OpRecv, N: n, Err: errno, Buf: buf[:n], BufID: id}
+	}
+	return c
+}
+
+// recvFrom tries one datagram receive; done is false on EAGAIN.
+func (b *uringBackend) recvFrom(st *urState) (Completion, bool) {
+	for {
+		n, from, err := unix.Recvfrom(st.fd, st.rbuf, unix.MSG_DONTWAIT)
+		errno := errnoOf(err)
+		switch errno {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return Completion{}, false
+		}
+		if errno != 0 {
+			n = 0
+		}
+		return Completion{Tag: st.tag, Op: OpRecvFrom, N: n, Err: errno, Buf: st.rbuf[:n], BufID: -1, From: from}, true
+	}
+}
+
+// finishRecv ends st's receive and delivers c.
+func (b *uringBackend) finishRecv(st *urState, c Completion, fn func(*Completion)) {
+	st.rop, st.rbuf, st.rcancel = 0, nil, false
+	b.deliver(c, fn)
+}

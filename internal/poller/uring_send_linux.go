@@ -1,0 +1,242 @@
+package poller
+
+import (
+	"syscall"
+	"unsafe"
+
+	"github.com/galeio/gale/internal/sock"
+	"github.com/galeio/gale/internal/uring"
+	"golang.org/x/sys/unix"
+)
+
+func (b *uringBackend) Send(tag Tag, bufs [][]byte) {
+	st := b.submitSend(tag, OpSend)
+	st.sbufs, st.sent, st.total = bufs, 0, sendLen(bufs)
+	if st.total == 0 {
+		b.ready = append(b.ready, Completion{Tag: tag, Op: OpSend, BufID: -1})
+		st.sop, st.sbufs = 0, nil
+		return
+	}
+	b.armSend(st)
+}
+
+func (b *uringBackend) SendTo(tag Tag, buf []byte, to unix.Sockaddr) {
+	st := b.submitSend(tag, OpSendTo)
+	st.sbufs, st.sto, st.sent = [][]byte{buf}, to, 0
+	b.kickSendTo(st)
+}
+
+// Connect waits for writability, then reads SO_ERROR (connect(2)).
+func (b *uringBackend) Connect(tag Tag) {
+	b.armPollOut(b.submitSend(tag, OpConnect))
+}
+
+func (b *uringBackend) armPollOut(st *urState) {
+	e := b.sqe(makeUD(st.tag, kPollOut))
+	e.Opcode, e.FD, e.OpFlags = uring.OpPollAdd, int32(st.fd), unix.POLLOUT
+	st.sk = kPollOut
+}
+
+// sendFlags: no SIGPIPE, and on a stream the kernel itself retries until
+// every byte is queued (io_uring's net.c retries MSG_WAITALL sends).
+func sendFlags(stream bool) uint32 {
+	if stream {
+		return unix.MSG_NOSIGNAL | unix.MSG_WAITALL
+	}
+	return unix.MSG_NOSIGNAL
+}
+
+// armSend submits the unsent part of st's send: IORING_OP_SEND for one
+// buffer, IORING_OP_SENDMSG with a vector for several.
+func (b *uringBackend) armSend(st *urState) {
+	skip, first := st.sent, 0
+	for skip >= len(st.sbufs[first]) {
+		skip -= len(st.sbufs[first])
+		first++
+	}
+	e := b.sqe(makeUD(st.tag, kSend))
+	e.FD, e.OpFlags = int32(st.fd), sendFlags(st.stream)
+	st.sk = kSend
+	if first == len(st.sbufs)-1 {
+		rest := st.sbufs[first][skip:]
+		e.Opcode, e.Addr, e.Len = uring.OpSend, addrOf(rest), uint32(min(len(rest), 1<<30))
+		return
+	}
+	if st.msg == nil {
+		st.msg = new(urMsg)
+	}
+	m := st.msg
+	m.iov = m.iov[:0]
+	for i, buf := range st.sbufs[first:] {
+		if i == 0 {
+			buf = buf[skip:]
+		}
+		if len(buf) == 0 {
+			continue
+		}
+		v := unix.Iovec{Base: &buf[0]}
+		v.SetLen(len(buf))
+		if m.iov = append(m.iov, v); len(m.iov) == maxIOV {
+			break
+		}
+	}
+	m.hdr = unix.Msghdr{Iov: &m.iov[0]}
+	m.hdr.SetIovlen(len(m.iov))
+	e.Opcode, e.Addr = uring.OpSendmsg, uint64(uintptr(unsafe.Pointer(&m.hdr)))
+}
+
+// sendDone handles a completion of st's send-side kernel operation.
+func (b *uringBackend) sendDone(st *urState, c uring.CQE, fn func(*Completion)) {
+	st.sk, st.sstop = 0, false
+	if ud(c.UserData).kind() == kPollOut {
+		if st.scancel {
+			b.finishSend(st, b.lastSend(st), fn)
+		} else if st.sop == OpConnect {
+			b.finishSend(st, b.connected(st), fn)
+		} else {
+			b.kickSendTo(st)
+		}
+		return
+	}
+	var errno syscall.Errno
+	if c.Res > 0 {
+		st.sent += int(c.Res)
+	} else if c.Res < 0 {
+		errno = unix.Errno(-c.Res)
+	}
+	switch {
+	case st.sent == st.total:
+		b.finishSend(st, Completion{Tag: st.tag, Op: OpSend, N: st.sent, BufID: -1}, fn)
+	case st.scancel:
+		b.finishSend(st, b.lastSend(st), fn)
+	case errno == 0 || errno == unix.EAGAIN || errno == unix.EINTR:
+		b.armSend(st) // a short send: the rest
+	default:
+		b.finishSend(st, Completion{Tag: st.tag, Op: OpSend, N: st.sent, Err: errno, BufID: -1}, fn)
+	}
+}
+
+// kickSendTo tries a datagram send, or waits for space.
+func (b *uringBackend) kickSendTo(st *urState) {
+	for {
+		err := unix.Sendto(st.fd, st.sbufs[0], unix.MSG_DONTWAIT, st.sto)
+		switch errno := errnoOf(err); errno {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			b.armPollOut(st)
+			return
+		case 0:
+			b.ready = append(b.ready, Completion{Tag: st.tag, Op: OpSendTo, N: len(st.sbufs[0]), BufID: -1})
+		default:
+			b.ready = append(b.ready, Completion{Tag: st.tag, Op: OpSendTo, Err: errno, BufID: -1})
+		}
+		st.sop, st.sbufs, st.sto = 0, nil, nil
+		return
+	}
+}
+
+func (b *uringBackend) connected(st *urState) Completion {
+	v, err := unix.GetsockoptInt(st.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	errno := errnoOf(err)
+	if errno == 0 {
+		errno = syscall.Errno(v)
+	}
+	return Completion{Tag: st.tag, Op: OpConnect, Err: errno, BufID: -1}
+}
+
+// lastSend makes the last non-blocking attempt of a cancelled send: space
+// already there still counts.
+func (b *uringBackend) lastSend(st *urState) Completion {
+	c := Completion{Tag: st.tag, Op: st.sop, N: st.sent, Err: unix.ECANCELED, BufID: -1}
+	switch st.sop {
+	case OpSend:
+		for st.sent < st.total {
+			n, errno := b.writeRest(st)
+			if errno != 0 || n == 0 {
+				break
+			}
+			st.sent += n
+		}
+		c.N = st.sent
+		if st.sent == st.total {
+			c.Err = 0
+		}
+	case OpSendTo:
+		if unix.Sendto(st.fd, st.sbufs[0], unix.MSG_DONTWAIT, st.sto) == nil {
+			c.N, c.Err = len(st.sbufs[0]), 0
+		}
+	}
+	return c
+}
+
+// writeRest writes what it can of the unsent part of st's send now.
+func (b *uringBackend) writeRest(st *urState) (int, syscall.Errno) {
+	skip := st.sent
+	iov := b.iov[:0]
+	for _, buf := range st.sbufs {
+		if skip >= len(buf) {
+			skip -= len(buf)
+			continue
+		}
+		buf = buf[skip:]
+		skip = 0
+		v := unix.Iovec{Base: &buf[0]}
+		v.SetLen(len(buf))
+		if iov = append(iov, v); len(iov) == maxIOV {
+			break
+		}
+	}
+	n, errno := sock.Writev(st.fd, iov)
+	clear(iov)
+	b.iov = iov[:0]
+	return n, errno
+}
+
+// finishSend ends st's send and delivers c.
+func (b *uringBackend) finishSend(st *urState, c Completion, fn func(*Completion)) {
+	st.sop, st.sbufs, st.sto, st.scancel = 0, nil, nil, false
+	if st.msg != nil {
+		clear(st.msg.iov) // keep no buffer alive
+		st.msg.hdr = unix.Msghdr{}
+	}
+	b.deliver(c, fn)
+}
+
+// Cancel ends tag's operation op after one last non-blocking attempt, once
+// the kernel has given up the operation serving it.
+func (b *uringBackend) Cancel(tag Tag, op Op) {
+	st := b.state(tag)
+	if st == nil {
+		return
+	}
+	if op.recvSide() {
+		if st.rop != op {
+			return
+		}
+		st.rcancel = true
+		if st.hasSpill() || st.rk == 0 {
+			b.later = append(b.later, tag) // data already there wins
+			return
+		}
+		if !st.rstop {
+			st.rstop = true
+			b.cancel(makeUD(tag, st.rk))
+		}
+		return
+	}
+	if st.sop != op {
+		return
+	}
+	st.scancel = true
+	if st.sk == 0 {
+		c := b.lastSend(st)
+		st.sop, st.sbufs, st.sto, st.scancel = 0, nil, nil, false
+		b.ready = append(b.ready, c)
+		return
+	}
+	if !st.sstop {
+		st.sstop = true
+		b.cancel(makeUD(tag, st.sk))
+	}
+}
