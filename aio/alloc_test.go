@@ -4,6 +4,7 @@ package aio_test
 
 import (
 	"bytes"
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"testing"
 	"time"
@@ -130,6 +131,10 @@ func stCheckEchoAllocs(t *testing.T, swap bool) {
 	t.Logf("1000 rounds in %v", time.Since(start))
 }
 
-func TestAllocEchoUserBuffers(t *testing.T) { stCheckEchoAllocs(t, false) }
+func TestAllocEchoUserBuffers(t *testing.T) { backendtest.Run(t, testAllocEchoUserBuffers) }
 
-func TestAllocEchoSwapServer(t *testing.T) { stCheckEchoAllocs(t, true) }
+func testAllocEchoUserBuffers(t *testing.T) { stCheckEchoAllocs(t, false) }
+
+func TestAllocEchoSwapServer(t *testing.T) { backendtest.Run(t, testAllocEchoSwapServer) }
+
+func testAllocEchoSwapServer(t *testing.T) { stCheckEchoAllocs(t, true) }

@@ -2,6 +2,7 @@ package aio_test
 
 import (
 	"bytes"
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"testing"
 	"time"
@@ -29,7 +30,9 @@ func frame(i, seq int) []byte {
 // TestLoopsOrder: with two loops, many conns each with several writes and
 // full reads in flight get every completion in submission order per conn
 // and direction, and the conns are spread over both loops.
-func TestLoopsOrder(t *testing.T) {
+func TestLoopsOrder(t *testing.T) { backendtest.Run(t, testLoopsOrder) }
+
+func testLoopsOrder(t *testing.T) {
 	const (
 		conns = 64
 		depth = 8

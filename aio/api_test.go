@@ -2,8 +2,10 @@ package aio_test
 
 import (
 	"bytes"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -11,7 +13,9 @@ import (
 	"github.com/galeio/gale/aio"
 )
 
-func TestOpType(t *testing.T) {
+func TestOpType(t *testing.T) { backendtest.Run(t, testOpType) }
+
+func testOpType(t *testing.T) {
 	tests := []struct {
 		op   aio.OpType
 		val  int
@@ -53,7 +57,9 @@ func checkRead(t *testing.T, r result, ctx any, c net.Conn, want string) {
 
 // TestReadUserBuffer: a read into a caller buffer returns that buffer
 // whole, with the data at its start.
-func TestReadUserBuffer(t *testing.T) {
+func TestReadUserBuffer(t *testing.T) { backendtest.Run(t, testReadUserBuffer) }
+
+func testReadUserBuffer(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		w := newWatcher(t, aio.Config{})
@@ -93,7 +99,9 @@ func TestReadUserBuffer(t *testing.T) {
 
 // TestReadSwapBuffer: a nil-buffer read returns a swap slice holding
 // exactly the data.
-func TestReadSwapBuffer(t *testing.T) {
+func TestReadSwapBuffer(t *testing.T) { backendtest.Run(t, testReadSwapBuffer) }
+
+func testReadSwapBuffer(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		w := newWatcher(t, aio.Config{})
@@ -141,7 +149,9 @@ func waitBytesRead(t *testing.T, w *aio.Watcher, n uint64) {
 
 // TestReadFull: ReadFull completes only with the whole buffer, assembled
 // from several peer writes, and reads nothing beyond it.
-func TestReadFull(t *testing.T) {
+func TestReadFull(t *testing.T) { backendtest.Run(t, testReadFull) }
+
+func testReadFull(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		w := newWatcher(t, aio.Config{})
@@ -172,7 +182,9 @@ func TestReadFull(t *testing.T) {
 
 // TestReadFullEOF: a peer that closes early ends ReadFull with the bytes
 // it sent and io.EOF.
-func TestReadFullEOF(t *testing.T) {
+func TestReadFullEOF(t *testing.T) { backendtest.Run(t, testReadFullEOF) }
+
+func testReadFullEOF(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		w := newWatcher(t, aio.Config{})
@@ -193,7 +205,9 @@ func TestReadFullEOF(t *testing.T) {
 
 // TestWrite: every byte of a write larger than the socket buffers
 // arrives, in order, and the completion reports the whole length.
-func TestWrite(t *testing.T) {
+func TestWrite(t *testing.T) { backendtest.Run(t, testWrite) }
+
+func testWrite(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		tests := []struct {
 			name   string
@@ -242,7 +256,9 @@ func TestWrite(t *testing.T) {
 }
 
 // TestContext: the ctx of a request comes back unchanged, whatever it is.
-func TestContext(t *testing.T) {
+func TestContext(t *testing.T) { backendtest.Run(t, testContext) }
+
+func testContext(t *testing.T) {
 	type key struct{ a, b int }
 	ptr := new(int)
 	ctxs := []any{nil, 0, 42, "s", ptr, key{1, 2}, aio.OpWrite, t}
@@ -264,7 +280,9 @@ func TestContext(t *testing.T) {
 }
 
 // TestStats follows the counters through a quiet connection's life.
-func TestStats(t *testing.T) {
+func TestStats(t *testing.T) { backendtest.Run(t, testStats) }
+
+func testStats(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		w := newWatcher(t, aio.Config{})
@@ -274,6 +292,10 @@ func TestStats(t *testing.T) {
 			w.Poke()
 			got := w.Stats().Total()
 			got.SwapBytes, want.SwapBytes = 0, 0 // checked apart
+			if env := os.Getenv("GALE_BACKEND"); got.Backend.String() != env {
+				t.Errorf("Stats().Total().Backend = %v, want %v (GALE_BACKEND)", got.Backend, env)
+			}
+			want.Backend = got.Backend
 			if got != want {
 				t.Errorf("after %s: Stats().Total() = %+v, want %+v", step, got, want)
 			}

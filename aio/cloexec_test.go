@@ -3,6 +3,7 @@
 package aio_test
 
 import (
+	"github.com/galeio/gale/internal/backendtest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -16,7 +17,9 @@ import (
 // TestDupCloexec: the watcher's duplicate of a delegated socket, and the
 // descriptor of a detached conn, are close-on-exec; a child process
 // inherits neither, nor the watcher's poller descriptors.
-func TestDupCloexec(t *testing.T) {
+func TestDupCloexec(t *testing.T) { backendtest.Run(t, testDupCloexec) }
+
+func testDupCloexec(t *testing.T) {
 	if _, ok := openFDs(); !ok {
 		t.Skip("no /proc/self/fd")
 	}

@@ -3,6 +3,7 @@ package aio_test
 import (
 	"bytes"
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"os"
 	"testing"
@@ -32,7 +33,9 @@ func stCheckDeadline(t *testing.T, r stResult, size int) {
 	}
 }
 
-func TestDeadlineReadTimeoutNoData(t *testing.T) {
+func TestDeadlineReadTimeoutNoData(t *testing.T) { backendtest.Run(t, testDeadlineReadTimeoutNoData) }
+
+func testDeadlineReadTimeoutNoData(t *testing.T) {
 	w, clock := stClockWatcher(t, aio.Config{})
 	c, peer := stSocketPair(t)
 	col := stCollect(t, w)
@@ -83,7 +86,9 @@ func TestDeadlineReadTimeoutNoData(t *testing.T) {
 	}
 }
 
-func TestDeadlineReadFullPartial(t *testing.T) {
+func TestDeadlineReadFullPartial(t *testing.T) { backendtest.Run(t, testDeadlineReadFullPartial) }
+
+func testDeadlineReadFullPartial(t *testing.T) {
 	w, clock := stClockWatcher(t, aio.Config{})
 	c, peer := stSocketPair(t)
 	col := stCollect(t, w)
@@ -124,6 +129,10 @@ func TestDeadlineReadFullPartial(t *testing.T) {
 }
 
 func TestDeadlineWriteTimeoutPartial(t *testing.T) {
+	backendtest.Run(t, testDeadlineWriteTimeoutPartial)
+}
+
+func testDeadlineWriteTimeoutPartial(t *testing.T) {
 	w, clock := stClockWatcher(t, aio.Config{})
 	c, peer := stTCPPair(t)
 	col := stCollect(t, w)
@@ -191,7 +200,9 @@ func TestDeadlineWriteTimeoutPartial(t *testing.T) {
 }
 
 // A write queued behind a blocked one expires without touching the stream.
-func TestDeadlineQueuedWrite(t *testing.T) {
+func TestDeadlineQueuedWrite(t *testing.T) { backendtest.Run(t, testDeadlineQueuedWrite) }
+
+func testDeadlineQueuedWrite(t *testing.T) {
 	w, clock := stClockWatcher(t, aio.Config{})
 	c, peer := stSocketPair(t)
 	col := stCollect(t, w)
@@ -236,7 +247,9 @@ func TestDeadlineQueuedWrite(t *testing.T) {
 	}
 }
 
-func TestDeadlinePastStillAttempts(t *testing.T) {
+func TestDeadlinePastStillAttempts(t *testing.T) { backendtest.Run(t, testDeadlinePastStillAttempts) }
+
+func testDeadlinePastStillAttempts(t *testing.T) {
 	w, clock := stClockWatcher(t, aio.Config{})
 	c, peer := stSocketPair(t)
 	col := stCollect(t, w)
@@ -285,7 +298,9 @@ func TestDeadlinePastStillAttempts(t *testing.T) {
 	}
 }
 
-func TestDeadlineZeroMeansNone(t *testing.T) {
+func TestDeadlineZeroMeansNone(t *testing.T) { backendtest.Run(t, testDeadlineZeroMeansNone) }
+
+func testDeadlineZeroMeansNone(t *testing.T) {
 	w, clock := stClockWatcher(t, aio.Config{})
 	c1, peer1 := stSocketPair(t)
 	c2, peer2 := stSocketPair(t)
@@ -320,7 +335,9 @@ func TestDeadlineZeroMeansNone(t *testing.T) {
 }
 
 // Reads queued on one conn keep their order around the ones that expire.
-func TestDeadlineQueuedReads(t *testing.T) {
+func TestDeadlineQueuedReads(t *testing.T) { backendtest.Run(t, testDeadlineQueuedReads) }
+
+func testDeadlineQueuedReads(t *testing.T) {
 	w, clock := stClockWatcher(t, aio.Config{})
 	c, peer := stSocketPair(t)
 	col := stCollect(t, w)
@@ -388,6 +405,10 @@ func TestDeadlineQueuedReads(t *testing.T) {
 
 // A request that completes normally takes its timer with it.
 func TestDeadlineCompletionCancelsTimer(t *testing.T) {
+	backendtest.Run(t, testDeadlineCompletionCancelsTimer)
+}
+
+func testDeadlineCompletionCancelsTimer(t *testing.T) {
 	w, clock := stClockWatcher(t, aio.Config{})
 	c, peer := stSocketPair(t)
 	col := stCollect(t, w)

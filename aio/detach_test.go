@@ -2,6 +2,7 @@ package aio_test
 
 import (
 	"bytes"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"testing"
@@ -13,7 +14,9 @@ import (
 
 // TestDelegationClosesConn: the first request delegates the conn, which
 // closes the caller's object; only its addresses stay useful.
-func TestDelegationClosesConn(t *testing.T) {
+func TestDelegationClosesConn(t *testing.T) { backendtest.Run(t, testDelegationClosesConn) }
+
+func testDelegationClosesConn(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		laddr, raddr := c.LocalAddr().String(), c.RemoteAddr().String()
@@ -48,7 +51,9 @@ type sockopt struct {
 
 // TestDelegationKeepsOptions: options set before delegation are the
 // socket's, and a detached conn still has them.
-func TestDelegationKeepsOptions(t *testing.T) {
+func TestDelegationKeepsOptions(t *testing.T) { backendtest.Run(t, testDelegationKeepsOptions) }
+
+func testDelegationKeepsOptions(t *testing.T) {
 	tests := []struct {
 		name string
 		pair pairFunc
@@ -156,7 +161,9 @@ func detach(t *testing.T, w *aio.Watcher, c net.Conn) net.Conn {
 
 // TestDetach: a pending read (with a deadline) completes with ErrConnClosed, the watcher
 // lets go of the conn, and the returned conn works both ways.
-func TestDetach(t *testing.T) {
+func TestDetach(t *testing.T) { backendtest.Run(t, testDetach) }
+
+func testDetach(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		w := newWatcher(t, aio.Config{})
@@ -189,7 +196,9 @@ func TestDetach(t *testing.T) {
 
 // TestDetachUnread: bytes that arrived while delegated but were never read
 // are read from the detached conn.
-func TestDetachUnread(t *testing.T) {
+func TestDetachUnread(t *testing.T) { backendtest.Run(t, testDetachUnread) }
+
+func testDetachUnread(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		w := newWatcher(t, aio.Config{})
@@ -207,7 +216,9 @@ func TestDetachUnread(t *testing.T) {
 
 // TestDetachPendingWrite: a write cut short by Detach reports how much of
 // it went out, so the caller can go on from there on the detached conn.
-func TestDetachPendingWrite(t *testing.T) {
+func TestDetachPendingWrite(t *testing.T) { backendtest.Run(t, testDetachPendingWrite) }
+
+func testDetachPendingWrite(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		w := newWatcher(t, aio.Config{})
@@ -246,7 +257,9 @@ func TestDetachPendingWrite(t *testing.T) {
 
 // TestDetachNeverSeen: Detach of a conn the watcher never delegated
 // returns it as it is.
-func TestDetachNeverSeen(t *testing.T) {
+func TestDetachNeverSeen(t *testing.T) { backendtest.Run(t, testDetachNeverSeen) }
+
+func testDetachNeverSeen(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		w := newWatcher(t, aio.Config{})

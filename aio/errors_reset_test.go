@@ -2,6 +2,7 @@ package aio_test
 
 import (
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"os"
 	"syscall"
@@ -55,7 +56,9 @@ func checkOpError(t *testing.T, err error, op string, errnos ...syscall.Errno) {
 
 // TestReadReset: a read pending when the peer resets fails with
 // ECONNRESET, wrapped like package net does.
-func TestReadReset(t *testing.T) {
+func TestReadReset(t *testing.T) { backendtest.Run(t, testReadReset) }
+
+func testReadReset(t *testing.T) {
 	for _, rs := range resets {
 		for _, buf := range [][]byte{make([]byte, 8), nil} {
 			name := rs.name + "/buffer"
@@ -86,7 +89,9 @@ func TestReadReset(t *testing.T) {
 
 // TestWriteClosedPeer: writing to a peer that reset or closed ends with
 // EPIPE or ECONNRESET within a bounded number of writes.
-func TestWriteClosedPeer(t *testing.T) {
+func TestWriteClosedPeer(t *testing.T) { backendtest.Run(t, testWriteClosedPeer) }
+
+func testWriteClosedPeer(t *testing.T) {
 	closes := append(resets[:len(resets):len(resets)], struct {
 		name  string
 		pair  pairFunc

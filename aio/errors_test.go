@@ -2,6 +2,7 @@ package aio_test
 
 import (
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"os"
@@ -44,7 +45,9 @@ var releasers = []submitter{
 
 // TestEmptyBuffer: writes and full reads of nothing are refused at once,
 // and leave the conn alone.
-func TestEmptyBuffer(t *testing.T) {
+func TestEmptyBuffer(t *testing.T) { backendtest.Run(t, testEmptyBuffer) }
+
+func testEmptyBuffer(t *testing.T) {
 	tests := []struct {
 		name string
 		call func(w *aio.Watcher, c net.Conn, buf []byte) error
@@ -75,7 +78,9 @@ func TestEmptyBuffer(t *testing.T) {
 
 // TestNilConn: a nil conn, or a nil pointer of a conn type, is refused at
 // once.
-func TestNilConn(t *testing.T) {
+func TestNilConn(t *testing.T) { backendtest.Run(t, testNilConn) }
+
+func testNilConn(t *testing.T) {
 	w := newWatcher(t, aio.Config{})
 	conns := []struct {
 		name string
@@ -100,7 +105,9 @@ func TestNilConn(t *testing.T) {
 
 // TestClosedWatcher: after Close every method reports the close, and a
 // conn offered to the closed watcher is left alone.
-func TestClosedWatcher(t *testing.T) {
+func TestClosedWatcher(t *testing.T) { backendtest.Run(t, testClosedWatcher) }
+
+func testClosedWatcher(t *testing.T) {
 	c, peer := tcpPair(t)          // delegated before Close
 	fresh, freshPeer := tcpPair(t) // offered only after Close
 	w := newWatcher(t, aio.Config{})
@@ -133,7 +140,9 @@ func TestClosedWatcher(t *testing.T) {
 
 // TestCloseUnblocksWaitIO: a WaitIO blocked when Close happens returns
 // ErrWatcherClosed.
-func TestCloseUnblocksWaitIO(t *testing.T) {
+func TestCloseUnblocksWaitIO(t *testing.T) { backendtest.Run(t, testCloseUnblocksWaitIO) }
+
+func testCloseUnblocksWaitIO(t *testing.T) {
 	for i := range 10 {
 		w := newWatcher(t, aio.Config{})
 		type ret struct {
@@ -164,7 +173,9 @@ func TestCloseUnblocksWaitIO(t *testing.T) {
 	}
 }
 
-func TestAffinity(t *testing.T) {
+func TestAffinity(t *testing.T) { backendtest.Run(t, testAffinity) }
+
+func testAffinity(t *testing.T) {
 	n := runtime.NumCPU()
 	w := newWatcher(t, aio.Config{Loops: 2})
 	tests := []struct {
@@ -199,7 +210,9 @@ func TestAffinity(t *testing.T) {
 	}
 }
 
-func TestNewWatcherSize(t *testing.T) {
+func TestNewWatcherSize(t *testing.T) { backendtest.Run(t, testNewWatcherSize) }
+
+func testNewWatcherSize(t *testing.T) {
 	if w, err := aio.NewWatcherSize(-1); err == nil || w != nil {
 		if w != nil {
 			w.Close()
@@ -225,7 +238,9 @@ func TestNewWatcherSize(t *testing.T) {
 }
 
 // TestErrorValues: the sentinels are the standard errors, or match them.
-func TestErrorValues(t *testing.T) {
+func TestErrorValues(t *testing.T) { backendtest.Run(t, testErrorValues) }
+
+func testErrorValues(t *testing.T) {
 	if aio.ErrDeadline != os.ErrDeadlineExceeded {
 		t.Errorf("ErrDeadline = %v, want os.ErrDeadlineExceeded itself", aio.ErrDeadline)
 	}
@@ -254,7 +269,9 @@ func TestErrorValues(t *testing.T) {
 
 // TestZeroLengthRead: a non-nil empty buffer reads nothing and is not end
 // of file; the data waiting stays for the next read.
-func TestZeroLengthRead(t *testing.T) {
+func TestZeroLengthRead(t *testing.T) { backendtest.Run(t, testZeroLengthRead) }
+
+func testZeroLengthRead(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		w := newWatcher(t, aio.Config{})
@@ -280,7 +297,9 @@ func TestZeroLengthRead(t *testing.T) {
 
 // TestPeerClose: a read on a conn whose peer closed ends with io.EOF
 // itself.
-func TestPeerClose(t *testing.T) {
+func TestPeerClose(t *testing.T) { backendtest.Run(t, testPeerClose) }
+
+func testPeerClose(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		tests := []struct {
 			name string
@@ -323,7 +342,9 @@ func TestPeerClose(t *testing.T) {
 
 // TestDeadlineError: an expired request fails with ErrDeadline, a
 // net.Error whose Timeout is true.
-func TestDeadlineError(t *testing.T) {
+func TestDeadlineError(t *testing.T) { backendtest.Run(t, testDeadlineError) }
+
+func testDeadlineError(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, _ := pair(t)
 		w := newWatcher(t, aio.Config{})

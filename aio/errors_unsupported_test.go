@@ -3,6 +3,7 @@ package aio_test
 import (
 	"crypto/tls"
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"testing"
 
@@ -11,7 +12,9 @@ import (
 
 // TestUnsupportedConn: a conn without a descriptor, or of a non-pointer
 // type, is accepted, completes with ErrUnsupported, and is left open.
-func TestUnsupportedConn(t *testing.T) {
+func TestUnsupportedConn(t *testing.T) { backendtest.Run(t, testUnsupportedConn) }
+
+func testUnsupportedConn(t *testing.T) {
 	type check func(t *testing.T) // the conn is still open and working
 	tests := []struct {
 		name string

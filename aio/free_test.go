@@ -2,6 +2,7 @@ package aio_test
 
 import (
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 // TestFreePending: Free completes the pending requests with ErrConnClosed,
 // keeps their contexts, has no completion of its own, and closes the
 // socket after the bytes already written.
-func TestFreePending(t *testing.T) {
+func TestFreePending(t *testing.T) { backendtest.Run(t, testFreePending) }
+
+func testFreePending(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		w := newWatcher(t, aio.Config{})
@@ -75,7 +78,9 @@ func TestFreePending(t *testing.T) {
 
 // TestFreeDelegated: Free of a conn with nothing pending closes its
 // socket; the peer sees end of file.
-func TestFreeDelegated(t *testing.T) {
+func TestFreeDelegated(t *testing.T) { backendtest.Run(t, testFreeDelegated) }
+
+func testFreeDelegated(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		ino := sockInode(t, c) // the watcher's duplicate shares it
@@ -107,7 +112,9 @@ func TestFreeDelegated(t *testing.T) {
 
 // TestFreeNeverSeen: Free of a conn the watcher never saw closes it and
 // leaves no descriptor behind.
-func TestFreeNeverSeen(t *testing.T) {
+func TestFreeNeverSeen(t *testing.T) { backendtest.Run(t, testFreeNeverSeen) }
+
+func testFreeNeverSeen(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		c, peer := pair(t)
 		w := newWatcher(t, aio.Config{})
@@ -143,7 +150,9 @@ func TestFreeNeverSeen(t *testing.T) {
 
 // TestSubmitAfterFree: a request on a freed conn fails (with an error
 // matching net.ErrClosed) instead of hanging.
-func TestSubmitAfterFree(t *testing.T) {
+func TestSubmitAfterFree(t *testing.T) { backendtest.Run(t, testSubmitAfterFree) }
+
+func testSubmitAfterFree(t *testing.T) {
 	forNetworks(t, func(t *testing.T, pair pairFunc) {
 		for _, s := range submitters {
 			t.Run(s.name, func(t *testing.T) {
@@ -172,7 +181,9 @@ func TestSubmitAfterFree(t *testing.T) {
 
 // TestFreeNil: Free of a nil conn, or a nil pointer of a conn type, is
 // refused.
-func TestFreeNil(t *testing.T) {
+func TestFreeNil(t *testing.T) { backendtest.Run(t, testFreeNil) }
+
+func testFreeNil(t *testing.T) {
 	w := newWatcher(t, aio.Config{})
 	for _, c := range []net.Conn{nil, (*net.TCPConn)(nil), (*net.UnixConn)(nil)} {
 		if err := w.Free(c); err != aio.ErrUnsupported {

@@ -1,6 +1,7 @@
 package aio_test
 
 import (
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"path/filepath"
@@ -42,7 +43,9 @@ func delegateAndDrop(t *testing.T, w *aio.Watcher, col *collector, network, addr
 
 // TestGCConn: a delegated conn that becomes unreachable with nothing
 // pending is released; its peer sees end of file.
-func TestGCConn(t *testing.T) {
+func TestGCConn(t *testing.T) { backendtest.Run(t, testGCConn) }
+
+func testGCConn(t *testing.T) {
 	for _, n := range rawAddrs {
 		t.Run(n.network, func(t *testing.T) {
 			w := newWatcher(t, aio.Config{})
@@ -85,7 +88,9 @@ func submitAndDrop(t *testing.T, w *aio.Watcher, network, addr string) net.Conn 
 
 // TestGCConnPending: a conn with a request pending is not released,
 // though the caller keeps no reference: the request does.
-func TestGCConnPending(t *testing.T) {
+func TestGCConnPending(t *testing.T) { backendtest.Run(t, testGCConnPending) }
+
+func testGCConnPending(t *testing.T) {
 	w := newWatcher(t, aio.Config{})
 	col := collect(t, w)
 	peer := submitAndDrop(t, w, "tcp", "127.0.0.1:0")
@@ -124,7 +129,9 @@ func abandonWatcher(t *testing.T, cfg aio.Config) (net.Conn, weak.Pointer[aio.Wa
 
 // TestGCWatcher: a watcher dropped without Close is closed once
 // unreachable: its conns are released and its loops exit.
-func TestGCWatcher(t *testing.T) {
+func TestGCWatcher(t *testing.T) { backendtest.Run(t, testGCWatcher) }
+
+func testGCWatcher(t *testing.T) {
 	g0 := runtime.NumGoroutine()
 	peer, wp := abandonWatcher(t, aio.Config{Loops: 2})
 	eof := make(chan error, 1)

@@ -2,6 +2,7 @@ package aio_test
 
 import (
 	"bytes"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"sync"
@@ -56,7 +57,9 @@ func stPeerStream(c net.Conn, stream []byte, sizes []int) <-chan error {
 	return ch
 }
 
-func TestOrderWrites(t *testing.T) {
+func TestOrderWrites(t *testing.T) { backendtest.Run(t, testOrderWrites) }
+
+func testOrderWrites(t *testing.T) {
 	const n = 1000
 	w := stWatcher(t, aio.Config{})
 	c, peer := stTCPPair(t)
@@ -90,7 +93,9 @@ func TestOrderWrites(t *testing.T) {
 	}
 }
 
-func TestOrderReads(t *testing.T) {
+func TestOrderReads(t *testing.T) { backendtest.Run(t, testOrderReads) }
+
+func testOrderReads(t *testing.T) {
 	const n, size, streamLen = 3000, 7, 3000
 	w := stWatcher(t, aio.Config{})
 	c, peer := stTCPPair(t)
@@ -145,7 +150,9 @@ func TestOrderReads(t *testing.T) {
 
 // Several goroutines, each on its own conn, over two loops: per conn and
 // direction completions still come in submission order.
-func TestOrderGoroutinesLoops2(t *testing.T) {
+func TestOrderGoroutinesLoops2(t *testing.T) { backendtest.Run(t, testOrderGoroutinesLoops2) }
+
+func testOrderGoroutinesLoops2(t *testing.T) {
 	const g, writes, reads, rsize, streamLen = 8, 200, 400, 5, 400
 	w := stWatcher(t, aio.Config{Loops: 2})
 	col := stCollect(t, w)
@@ -254,7 +261,9 @@ func TestOrderGoroutinesLoops2(t *testing.T) {
 // End of file queued behind the last data is reported even when the read
 // that takes the last data is short and the readiness edge that announced
 // the FIN was consumed before it.
-func TestOrderEOFAfterShortRead(t *testing.T) {
+func TestOrderEOFAfterShortRead(t *testing.T) { backendtest.Run(t, testOrderEOFAfterShortRead) }
+
+func testOrderEOFAfterShortRead(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  aio.Config

@@ -2,6 +2,7 @@ package aio_test
 
 import (
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"runtime"
@@ -58,7 +59,9 @@ func stJoin(t *testing.T, what string, done <-chan struct{}) {
 // Free while reads and writes are being submitted and are pending: every
 // request completes, with success or a closed-connection error, and the
 // socket is closed.
-func TestStressFreeRacesPendingIO(t *testing.T) {
+func TestStressFreeRacesPendingIO(t *testing.T) { backendtest.Run(t, testStressFreeRacesPendingIO) }
+
+func testStressFreeRacesPendingIO(t *testing.T) {
 	const iters, perSide = 40, 100
 	w := stWatcher(t, aio.Config{})
 	col := stCollect(t, w)
@@ -138,7 +141,9 @@ func TestStressFreeRacesPendingIO(t *testing.T) {
 // Close while many goroutines submit and WaitIO blocks: no panic, no hang,
 // submitters get nil or ErrWatcherClosed, WaitIO ErrWatcherClosed, and no
 // descriptor stays open.
-func TestStressCloseRacesSubmit(t *testing.T) {
+func TestStressCloseRacesSubmit(t *testing.T) { backendtest.Run(t, testStressCloseRacesSubmit) }
+
+func testStressCloseRacesSubmit(t *testing.T) {
 	const rounds, conns, submitters, maxOps = 30, 16, 16, 400
 	stWarmNet(t)
 	before := stFDs(t)
@@ -259,7 +264,9 @@ func stIsReset(err error) bool { return errors.Is(err, syscall.ECONNRESET) }
 // its conn works and Free is a no-op; if Free wins, the socket is closed
 // and Detach hands back the closed conn it was given. A pending read
 // completes with ErrConnClosed either way.
-func TestStressDetachRacesFree(t *testing.T) {
+func TestStressDetachRacesFree(t *testing.T) { backendtest.Run(t, testStressDetachRacesFree) }
+
+func testStressDetachRacesFree(t *testing.T) {
 	const iters = 100
 	w := stWatcher(t, aio.Config{})
 	col := stCollect(t, w)

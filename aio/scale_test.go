@@ -3,6 +3,7 @@ package aio_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"sync"
@@ -136,7 +137,9 @@ func stParallel(workers, n int, f func(i int) error) error {
 
 // 8,192 connections open at once against one watcher, each echoing 1 KiB
 // of its own content through the swap buffer.
-func TestScaleEcho8192(t *testing.T) {
+func TestScaleEcho8192(t *testing.T) { backendtest.Run(t, testScaleEcho8192) }
+
+func testScaleEcho8192(t *testing.T) {
 	const n, size = 8192, 1024
 	begin := time.Now()
 	deadline := begin.Add(stScaleLimit)
@@ -214,7 +217,9 @@ func TestScaleEcho8192(t *testing.T) {
 
 // One connection streams through an echo that reads into and writes from
 // a 64 KiB caller buffer; the client checks every byte it gets back.
-func TestScaleStreamEcho64K(t *testing.T) {
+func TestScaleStreamEcho64K(t *testing.T) { backendtest.Run(t, testScaleStreamEcho64K) }
+
+func testScaleStreamEcho64K(t *testing.T) {
 	total := 64 << 20
 	if stRace {
 		total = 16 << 20

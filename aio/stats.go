@@ -2,6 +2,9 @@ package aio
 
 // LoopStats are one event loop's counters.
 type LoopStats struct {
+	// Backend is the kernel interface the loop runs on (after Auto and
+	// GALE_BACKEND are resolved).
+	Backend Backend
 	// Conns is the number of delegated connections on the loop.
 	Conns int
 	// PendingReads and PendingWrites count requests not yet completed.
@@ -23,6 +26,7 @@ type Stats struct {
 func (s Stats) Total() LoopStats {
 	var t LoopStats
 	for _, l := range s.Loops {
+		t.Backend = l.Backend // the same on every loop
 		t.Conns += l.Conns
 		t.PendingReads += l.PendingReads
 		t.PendingWrites += l.PendingWrites
@@ -41,6 +45,7 @@ func (w *watcher) Stats() Stats {
 	for i, lp := range w.loops {
 		c := &lp.stats
 		s.Loops[i] = LoopStats{
+			Backend:       Backend(lp.l.Kind()),
 			Conns:         int(c.conns.Load()),
 			PendingReads:  int(c.pendingReads.Load()),
 			PendingWrites: int(c.pendingWrites.Load()),

@@ -2,6 +2,7 @@ package aio_test
 
 import (
 	"bytes"
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"testing"
 
@@ -33,7 +34,9 @@ func stCheckSwapBytes(t *testing.T, w *aio.Watcher, bound int) {
 
 // Swap-buffer bytes handed out by WaitIO stay intact until the next WaitIO
 // call, however many nil-buffer reads complete in the meantime.
-func TestSwapHeldUntilNextWaitIO(t *testing.T) {
+func TestSwapHeldUntilNextWaitIO(t *testing.T) { backendtest.Run(t, testSwapHeldUntilNextWaitIO) }
+
+func testSwapHeldUntilNextWaitIO(t *testing.T) {
 	const n, rounds, bufSize, chunks = 32, 6, 16 << 10, 2
 	w := stWatcher(t, aio.Config{BufferSize: bufSize, SwapChunks: chunks, Loops: 1})
 	fired := stWatchdog(t, stTimeout, w)
@@ -93,7 +96,9 @@ func TestSwapHeldUntilNextWaitIO(t *testing.T) {
 
 // A nil-buffer read waits for swap space rather than take a sliver of it:
 // every 1 KiB message arrives whole even when only two 4 KiB chunks exist.
-func TestSwapNeverShrinks(t *testing.T) {
+func TestSwapNeverShrinks(t *testing.T) { backendtest.Run(t, testSwapNeverShrinks) }
+
+func testSwapNeverShrinks(t *testing.T) {
 	const n, bufSize, chunks = 64, 4096, 2
 	w := stWatcher(t, aio.Config{BufferSize: bufSize, SwapChunks: chunks, Loops: 1})
 	fired := stWatchdog(t, stTimeout, w)
@@ -141,7 +146,9 @@ func TestSwapNeverShrinks(t *testing.T) {
 // While nobody calls WaitIO, swap exhaustion parks nil-buffer reads only:
 // writes from caller buffers on other conns still complete, and the swap
 // memory stays within Loops × SwapChunks × BufferSize.
-func TestSwapSlowConsumer(t *testing.T) {
+func TestSwapSlowConsumer(t *testing.T) { backendtest.Run(t, testSwapSlowConsumer) }
+
+func testSwapSlowConsumer(t *testing.T) {
 	const loops, chunks, bufSize = 2, 2, 4096
 	const readers, writers, wsize = 16, 8, 32 << 10
 	w := stWatcher(t, aio.Config{BufferSize: bufSize, SwapChunks: chunks, Loops: loops})

@@ -35,6 +35,8 @@ type Config struct {
 	// in turn. Default runtime.GOMAXPROCS(0): see the package
 	// documentation for why.
 	Loops int
+	// Backend selects epoll or io_uring; default Auto. See Backend.
+	Backend Backend
 
 	clock loop.Clock                                    // tests: manual clock
 	open  func(poller.Provider) (poller.Backend, error) // tests: fault injection
@@ -122,7 +124,7 @@ func newWatcher(cfg Config) (*watcher, error) {
 func (w *watcher) newLoop(cfg Config) (*loopState, error) {
 	lp := &loopState{w: w, swap: newSwap(cfg.BufferSize, cfg.SwapChunks)}
 	lp.resume.lp = lp
-	l, err := loop.New(loop.Config{Provider: &lp.swap, Clock: cfg.clock, Flush: lp.flush, Open: cfg.open})
+	l, err := loop.New(loop.Config{Provider: &lp.swap, Clock: cfg.clock, Flush: lp.flush, Open: opener(cfg.Backend, cfg.open)})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ package engine_test
 
 import (
 	"bytes"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"testing"
@@ -15,7 +16,9 @@ import (
 // goroutine) writes 4 bytes and reads them back while the engine server
 // (ebEcho) echoes them. testing.AllocsPerRun counts the whole process, so
 // the engine's loops are included.
-func TestEngineEchoAllocs(t *testing.T) {
+func TestEngineEchoAllocs(t *testing.T) { backendtest.Run(t, testEngineEchoAllocs) }
+
+func testEngineEchoAllocs(t *testing.T) {
 	addr, stop := ebStartEngine(t)
 	t.Cleanup(stop)
 	nc, err := net.Dial("tcp", addr)

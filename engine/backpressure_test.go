@@ -3,6 +3,7 @@ package engine_test
 import (
 	"bytes"
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -111,7 +112,9 @@ func etReadInto(c net.Conn, b []byte) error {
 // queue never passes MaxWriteBuffer, the Write that would pass it fails
 // with ErrWriteBufferFull and closes it, and meanwhile four other
 // connections of the same loop keep being served.
-func TestBackpressureFlood(t *testing.T) {
+func TestBackpressureFlood(t *testing.T) { backendtest.Run(t, testBackpressureFlood) }
+
+func testBackpressureFlood(t *testing.T) {
 	const limit = 4 << 20
 	const trips = 1000
 	h := etNewHandler()
@@ -197,7 +200,9 @@ func TestBackpressureFlood(t *testing.T) {
 
 // TestBackpressureResume checks that reading stops while a connection's
 // queue is above WriteHighWater, and resumes once the peer reads.
-func TestBackpressureResume(t *testing.T) {
+func TestBackpressureResume(t *testing.T) { backendtest.Run(t, testBackpressureResume) }
+
+func testBackpressureResume(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		const high = 256 << 10
 		h := etEchoHandler()
@@ -265,7 +270,9 @@ func etFill(t *testing.T, c *engine.Conn, n int) {
 // TestOutputBudget checks that once the output queued across the engine
 // passes OutputBudget, connections with queued output stop reading, and
 // read again when the total falls.
-func TestOutputBudget(t *testing.T) {
+func TestOutputBudget(t *testing.T) { backendtest.Run(t, testOutputBudget) }
+
+func testOutputBudget(t *testing.T) {
 	const budget = 256 << 10
 	o := engine.Options{Loops: 1, OutputBudget: budget, WriteHighWater: 32 << 20, MaxWriteBuffer: 64 << 20}
 	t.Run("one", func(t *testing.T) {

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"bytes"
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"slices"
@@ -17,7 +18,9 @@ import (
 // TestBootAndTicks checks that OnBoot runs once after Start, OnTick right
 // after it and then after each returned delay, measured on the engine's
 // clock, and that a delay of 0 ends the ticks.
-func TestBootAndTicks(t *testing.T) {
+func TestBootAndTicks(t *testing.T) { backendtest.Run(t, testBootAndTicks) }
+
+func testBootAndTicks(t *testing.T) {
 	clk := engine.NewManualClock(etT0)
 	h := etNewHandler()
 	var rec etRecorder
@@ -96,7 +99,9 @@ func TestBootAndTicks(t *testing.T) {
 }
 
 // TestBootShutdown checks that OnBoot returning Shutdown stops the engine.
-func TestBootShutdown(t *testing.T) {
+func TestBootShutdown(t *testing.T) { backendtest.Run(t, testBootShutdown) }
+
+func testBootShutdown(t *testing.T) {
 	h := etNewHandler()
 	h.boot = func(*engine.Engine) engine.Action { return engine.Shutdown }
 	e := etStart(t, h, engine.Options{Loops: 1})
@@ -108,7 +113,9 @@ func TestBootShutdown(t *testing.T) {
 
 // TestOnOpenOut checks that OnOpen's out reaches the peer before anything
 // else, even when the peer sends at once and is echoed.
-func TestOnOpenOut(t *testing.T) {
+func TestOnOpenOut(t *testing.T) { backendtest.Run(t, testOnOpenOut) }
+
+func testOnOpenOut(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		h := etEchoHandler()
 		h.open = func(c *engine.Conn) ([]byte, engine.Action) {
@@ -129,7 +136,9 @@ func TestOnOpenOut(t *testing.T) {
 // TestOnOpenClose checks that OnOpen returning Close writes out, all of
 // it even when it must be queued, then closes (OnClose with nil) without
 // calling OnData.
-func TestOnOpenClose(t *testing.T) {
+func TestOnOpenClose(t *testing.T) { backendtest.Run(t, testOnOpenClose) }
+
+func testOnOpenClose(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		big := etPattern(3 << 20)
 		h := etNewHandler()
@@ -155,7 +164,9 @@ func TestOnOpenClose(t *testing.T) {
 
 // TestOnDataEcho checks that OnData sees the bytes sent, and that None
 // keeps the connection open for more.
-func TestOnDataEcho(t *testing.T) {
+func TestOnDataEcho(t *testing.T) { backendtest.Run(t, testOnDataEcho) }
+
+func testOnDataEcho(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		h := etNewHandler()
 		var who atomic.Pointer[engine.Conn]
@@ -177,7 +188,9 @@ func TestOnDataEcho(t *testing.T) {
 
 // TestOnCloseReasons checks OnClose's error for each way a connection
 // ends.
-func TestOnCloseReasons(t *testing.T) {
+func TestOnCloseReasons(t *testing.T) { backendtest.Run(t, testOnCloseReasons) }
+
+func testOnCloseReasons(t *testing.T) {
 	cases := []struct {
 		name  string
 		close func(t *testing.T, e *engine.Engine, c *engine.Conn, peer net.Conn)
@@ -242,7 +255,9 @@ func TestOnCloseReasons(t *testing.T) {
 // TestActionShutdown checks that OnData returning Shutdown shuts the
 // engine down: Done closes, the peer reads what was written and then end
 // of file, and OnShutdown runs once.
-func TestActionShutdown(t *testing.T) {
+func TestActionShutdown(t *testing.T) { backendtest.Run(t, testActionShutdown) }
+
+func testActionShutdown(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		h := etNewHandler()
 		h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {

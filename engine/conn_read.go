@@ -87,7 +87,7 @@ func (c *Conn) received(p *poller.Completion) {
 		return
 	default:
 		c.lp.stats.bytesIn.Add(uint64(p.N))
-		c.touch()
+		c.touchDone()
 		if p.From != nil {
 			c.lp.in.from = sockaddrAddr(c.network, p.From)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"sync"
@@ -66,7 +67,9 @@ func etCheckMsgs(r io.Reader, writers, count int) error {
 // TestConcurrentWrite checks that Writes from many goroutines arrive
 // whole and contiguous, each writer's in order, and with Writev, that a
 // Writev's buffers arrive together.
-func TestConcurrentWrite(t *testing.T) {
+func TestConcurrentWrite(t *testing.T) { backendtest.Run(t, testConcurrentWrite) }
+
+func testConcurrentWrite(t *testing.T) {
 	const writers, count = 8, 150
 	for _, api := range []string{"Write", "Writev"} {
 		t.Run(api, func(t *testing.T) {
@@ -108,7 +111,9 @@ func TestConcurrentWrite(t *testing.T) {
 
 // TestCloseFromGoroutine checks that Close from another goroutine, with
 // output queued, writes all of it before closing.
-func TestCloseFromGoroutine(t *testing.T) {
+func TestCloseFromGoroutine(t *testing.T) { backendtest.Run(t, testCloseFromGoroutine) }
+
+func testCloseFromGoroutine(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		h := etNewHandler()
 		_, c, peer := etServe(t, h, engine.Options{}, network)
@@ -138,7 +143,9 @@ func TestCloseFromGoroutine(t *testing.T) {
 // TestCloseWrite checks that after CloseWrite the peer reads the queued
 // output and then end of file, while the engine still receives what the
 // peer sends.
-func TestCloseWrite(t *testing.T) {
+func TestCloseWrite(t *testing.T) { backendtest.Run(t, testCloseWrite) }
+
+func testCloseWrite(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		got := make(chan string, 16)
 		h := etNewHandler()
@@ -179,7 +186,9 @@ func TestCloseWrite(t *testing.T) {
 
 // TestWake checks that Wake calls OnData with no new bytes, with what an
 // earlier call left, on the loop.
-func TestWake(t *testing.T) {
+func TestWake(t *testing.T) { backendtest.Run(t, testWake) }
+
+func testWake(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		seen := make(chan string, 16)
 		h := etNewHandler()
@@ -211,7 +220,9 @@ func TestWake(t *testing.T) {
 
 // TestExecute checks that Execute runs its functions on the loop, in the
 // order each goroutine posted them, and not once the conn is closed.
-func TestExecute(t *testing.T) {
+func TestExecute(t *testing.T) { backendtest.Run(t, testExecute) }
+
+func testExecute(t *testing.T) {
 	h := etNewHandler()
 	loopID := make(chan int, 1)
 	h.data = func(_ *engine.Conn, in *engine.Inbound) engine.Action {
@@ -284,7 +295,9 @@ func TestExecute(t *testing.T) {
 
 // TestContextAndAddrs checks SetContext/Context from other goroutines and
 // the callbacks, and the addresses against the peer's.
-func TestContextAndAddrs(t *testing.T) {
+func TestContextAndAddrs(t *testing.T) { backendtest.Run(t, testContextAndAddrs) }
+
+func testContextAndAddrs(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		seen := make(chan any, 1)
 		h := etNewHandler()
@@ -323,7 +336,9 @@ func TestContextAndAddrs(t *testing.T) {
 
 // TestOutboundBuffered checks the queued output against Stats while a
 // peer does not read, and that both fall to zero once it does.
-func TestOutboundBuffered(t *testing.T) {
+func TestOutboundBuffered(t *testing.T) { backendtest.Run(t, testOutboundBuffered) }
+
+func testOutboundBuffered(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		h := etNewHandler()
 		e, c, peer := etServe(t, h, engine.Options{Loops: 1, WriteHighWater: 64 << 20, MaxWriteBuffer: 64 << 20}, network)
@@ -381,7 +396,9 @@ func etPieces(m []byte, n int) [][]byte {
 // wildcard listener, which have no shared local address, including IPv4
 // peers reaching a dual-stack one: both must read as package net shows
 // them to the peer.
-func TestWildcardAddrs(t *testing.T) {
+func TestWildcardAddrs(t *testing.T) { backendtest.Run(t, testWildcardAddrs) }
+
+func testWildcardAddrs(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0"} {
 		t.Run(addr, func(t *testing.T) {
 			h := etNewHandler()

@@ -55,12 +55,14 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 	}
 	skip := 0
 	if c.outN == 0 && !c.sending {
+		// Activity is stamped before the write: once the bytes are out,
+		// the peer may act (and a test's clock move) before a later stamp.
+		c.touch()
 		w, errno := c.writeNow(bufs)
 		if errno != 0 && errno != unix.EAGAIN {
 			return 0, c.opError("write", errno) // the loop learns it from its read
 		}
 		c.lp.stats.bytesOut.Add(uint64(w))
-		c.touch()
 		if w == total {
 			return total, nil
 		}
@@ -224,7 +226,7 @@ func (c *Conn) sent(p *poller.Completion) {
 	c.consume(p.N)
 	c.mu.Unlock()
 	c.lp.stats.bytesOut.Add(uint64(p.N))
-	c.touch()
+	c.touchDone()
 	if p.Err != 0 && p.Err != unix.ECANCELED {
 		c.fail(c.opError("write", p.Err))
 		return

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"testing"
 	"time"
@@ -34,7 +35,9 @@ func etEchoes(t *testing.T, peer net.Conn, msg string) {
 // TestReadDeadline checks that a read deadline calls OnDeadline once, at
 // its time on the engine's clock, with a timeout error, and leaves the
 // connection open when the handler returns None.
-func TestReadDeadline(t *testing.T) {
+func TestReadDeadline(t *testing.T) { backendtest.Run(t, testReadDeadline) }
+
+func testReadDeadline(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		h := etEchoHandler()
 		e, clk, c, peer := etClocked(t, h, engine.Options{}, network)
@@ -57,7 +60,9 @@ func TestReadDeadline(t *testing.T) {
 
 // TestDeadlineCancel checks that a zero time cancels a deadline, and that
 // setting one again replaces the earlier one.
-func TestDeadlineCancel(t *testing.T) {
+func TestDeadlineCancel(t *testing.T) { backendtest.Run(t, testDeadlineCancel) }
+
+func testDeadlineCancel(t *testing.T) {
 	h := etEchoHandler()
 	e, clk, c, _ := etClocked(t, h, engine.Options{}, "tcp")
 	c.SetReadDeadline(clk.Now().Add(time.Second))
@@ -76,7 +81,9 @@ func TestDeadlineCancel(t *testing.T) {
 // TestDeadlineClose checks both ways a deadline closes a connection: the
 // handler returning Close (OnClose with nil) and Options.CloseOnDeadline
 // (OnClose with the deadline error, whatever the handler returns).
-func TestDeadlineClose(t *testing.T) {
+func TestDeadlineClose(t *testing.T) { backendtest.Run(t, testDeadlineClose) }
+
+func testDeadlineClose(t *testing.T) {
 	cases := []struct {
 		name     string
 		opts     engine.Options
@@ -110,7 +117,9 @@ func TestDeadlineClose(t *testing.T) {
 
 // TestWriteDeadline checks that a write deadline fires only if output is
 // still queued when it passes.
-func TestWriteDeadline(t *testing.T) {
+func TestWriteDeadline(t *testing.T) { backendtest.Run(t, testWriteDeadline) }
+
+func testWriteDeadline(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		h := etEchoHandler()
 		o := engine.Options{WriteHighWater: 64 << 20, MaxWriteBuffer: 64 << 20}
@@ -148,7 +157,9 @@ func TestWriteDeadline(t *testing.T) {
 
 // TestIdleTimeout checks that IdleTimeout closes a connection without
 // activity, with a timeout error, and not one that reads and writes.
-func TestIdleTimeout(t *testing.T) {
+func TestIdleTimeout(t *testing.T) { backendtest.Run(t, testIdleTimeout) }
+
+func testIdleTimeout(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		clk := engine.NewManualClock(etT0)
 		h := etEchoHandler()

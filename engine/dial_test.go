@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"sync"
@@ -55,7 +56,9 @@ func etEchoServer(t *testing.T, network string) net.Addr {
 
 // TestDial checks Dial to a standard echo server: OnOpen runs for the
 // dialed conn, its out is sent, and the echo comes back to OnData.
-func TestDial(t *testing.T) {
+func TestDial(t *testing.T) { backendtest.Run(t, testDial) }
+
+func testDial(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		a := etEchoServer(t, network)
 		got := make(chan string, 16)
@@ -93,7 +96,9 @@ func TestDial(t *testing.T) {
 // TestDialContext checks that a DialContext whose context has expired
 // fails with the context's error and opens nothing, and that a live one
 // connects.
-func TestDialContext(t *testing.T) {
+func TestDialContext(t *testing.T) { backendtest.Run(t, testDialContext) }
+
+func testDialContext(t *testing.T) {
 	a := etEchoServer(t, "tcp")
 	h := etEchoHandler()
 	e := etStart(t, h, engine.Options{})
@@ -117,7 +122,9 @@ func TestDialContext(t *testing.T) {
 
 // TestAdopt checks that a net.Conn accepted by a net.Listener can be moved
 // onto the engine, which then serves it and closes the original.
-func TestAdopt(t *testing.T) {
+func TestAdopt(t *testing.T) { backendtest.Run(t, testAdopt) }
+
+func testAdopt(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		ln, err := net.Listen(network, etAddr(t, network))
 		if err != nil {
@@ -151,7 +158,9 @@ func TestAdopt(t *testing.T) {
 
 // TestAdoptUnsupported checks that a connection without a descriptor is
 // refused with an error matching errors.ErrUnsupported.
-func TestAdoptUnsupported(t *testing.T) {
+func TestAdoptUnsupported(t *testing.T) { backendtest.Run(t, testAdoptUnsupported) }
+
+func testAdoptUnsupported(t *testing.T) {
 	e := etStart(t, etNewHandler(), engine.Options{Loops: 1})
 	a, b := net.Pipe()
 	defer a.Close()
@@ -164,7 +173,9 @@ func TestAdoptUnsupported(t *testing.T) {
 // TestDetach checks that Detach writes the queued output, then hands the
 // connection over as a working net.Conn, and that OnClose gets
 // ErrDetached.
-func TestDetach(t *testing.T) {
+func TestDetach(t *testing.T) { backendtest.Run(t, testDetach) }
+
+func testDetach(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		h := etEchoHandler()
 		_, c, peer := etServe(t, h, engine.Options{}, network)
@@ -209,7 +220,9 @@ func TestDetach(t *testing.T) {
 // while it hands the connection over, with output still queued, reach
 // OnData or stay in the socket for the returned net.Conn (an upgrade whose
 // client speaks the new protocol at once).
-func TestDetachKeepsArrivingBytes(t *testing.T) {
+func TestDetachKeepsArrivingBytes(t *testing.T) { backendtest.Run(t, testDetachKeepsArrivingBytes) }
+
+func testDetachKeepsArrivingBytes(t *testing.T) {
 	const early = "first bytes of the new protocol"
 	seen := make(chan string, 16)
 	h := etNewHandler()

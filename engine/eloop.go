@@ -45,6 +45,11 @@ type loopCounters struct {
 // returning, so the same space serves every receive (poller contract).
 func (lp *eloop) Provide() ([]byte, int) { return lp.buf, 0 }
 
+// Transient tells a completion backend that OnData is done with a
+// receive's bytes when it returns (deliver copies what it keeps), so the
+// backend may lend its own buffer instead of copying into buf.
+func (lp *eloop) Transient() bool { return true }
+
 // Commit does nothing: the buffer is free again once Complete returns.
 func (lp *eloop) Commit(int, int) {}
 

@@ -57,7 +57,7 @@ func New(h Handler, o Options) (*Engine, error) {
 	e.tick.Fire = e.onTick
 	for i := range o.Loops {
 		lp := &eloop{e: e, idx: i, buf: make([]byte, o.ReadBufferSize)}
-		l, err := loop.New(loop.Config{Provider: lp, Clock: o.clock, Flush: lp.flush, Open: o.open})
+		l, err := loop.New(loop.Config{Provider: lp, Clock: o.clock, Flush: lp.flush, Open: opener(o.Backend, o.open)})
 		if err != nil {
 			e.discard()
 			return nil, fmt.Errorf("engine: %w", err)

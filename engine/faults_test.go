@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"sync/atomic"
@@ -17,7 +18,9 @@ import (
 // TestPeerReset checks that a peer resetting the connection while
 // megabytes are queued for it ends the connection with the reset (or
 // broken pipe) error, without a hang.
-func TestPeerReset(t *testing.T) {
+func TestPeerReset(t *testing.T) { backendtest.Run(t, testPeerReset) }
+
+func testPeerReset(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		h := etEchoHandler()
 		e, c, peer := etServe(t, h, engine.Options{}, network)
@@ -44,7 +47,9 @@ func TestPeerReset(t *testing.T) {
 // TestPeerHalfClose checks that when the peer shuts down its sending side
 // after a request, the engine still writes the whole queued reply before
 // closing with io.EOF. (The engine's own CloseWrite: TestCloseWrite.)
-func TestPeerHalfClose(t *testing.T) {
+func TestPeerHalfClose(t *testing.T) { backendtest.Run(t, testPeerHalfClose) }
+
+func testPeerHalfClose(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		reply := etPattern(3 << 20)
 		h := etNewHandler()
@@ -71,7 +76,9 @@ func TestPeerHalfClose(t *testing.T) {
 
 // TestSlowReader checks that output to a peer reading slowly arrives
 // complete and in order, with reading paused and resumed on the way.
-func TestSlowReader(t *testing.T) {
+func TestSlowReader(t *testing.T) { backendtest.Run(t, testSlowReader) }
+
+func testSlowReader(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		out := etPattern(12 << 20)
 		h := etNewHandler()
@@ -142,7 +149,9 @@ func (b etEMFILE) Wait(timeout time.Duration, fn func(*poller.Completion)) error
 // TestAcceptEMFILE checks that a listener whose accept fails for want of
 // descriptors backs off (5, 10, 20 ms on the engine's clock) without
 // trying again in between, counts the failures, and then accepts again.
-func TestAcceptEMFILE(t *testing.T) {
+func TestAcceptEMFILE(t *testing.T) { backendtest.Run(t, testAcceptEMFILE) }
+
+func testAcceptEMFILE(t *testing.T) {
 	const failures = 3
 	var fail atomic.Int32
 	var submits atomic.Int64
@@ -221,7 +230,9 @@ func (b etAddFails) Add(fd int, tag poller.Tag, stream bool) error {
 // the loop failed: OnClose reports it, and Write then fails with
 // net.ErrClosed instead of writing to a descriptor number that was closed
 // (and that the process may have reused for another file).
-func TestWriteAfterFailedAttach(t *testing.T) {
+func TestWriteAfterFailedAttach(t *testing.T) { backendtest.Run(t, testWriteAfterFailedAttach) }
+
+func testWriteAfterFailedAttach(t *testing.T) {
 	var fail atomic.Bool
 	o := engine.WithBackend(engine.Options{Loops: 1}, func(b poller.Backend) poller.Backend {
 		return etAddFails{b, &fail}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -49,7 +50,9 @@ func etFramer(t testing.TB, frames chan<- string) func(c *engine.Conn, in *engin
 // TestInboundFrames checks that a length-prefixed protocol written with
 // Peek and Next gets whole frames when the peer writes them byte by byte,
 // or many at once.
-func TestInboundFrames(t *testing.T) {
+func TestInboundFrames(t *testing.T) { backendtest.Run(t, testInboundFrames) }
+
+func testInboundFrames(t *testing.T) {
 	msgs := []string{"", "a", "hello", strings.Repeat("frame", 300), "x"}
 	var stream []byte
 	for _, m := range msgs {
@@ -88,7 +91,9 @@ func TestInboundFrames(t *testing.T) {
 
 // TestInboundBigFrame checks that a frame far larger than the read buffer
 // is assembled from many reads.
-func TestInboundBigFrame(t *testing.T) {
+func TestInboundBigFrame(t *testing.T) { backendtest.Run(t, testInboundBigFrame) }
+
+func testInboundBigFrame(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		frames := make(chan string, 1)
 		h := etNewHandler()
@@ -104,7 +109,9 @@ func TestInboundBigFrame(t *testing.T) {
 }
 
 // TestInboundReadUntil checks a line protocol with ReadUntil.
-func TestInboundReadUntil(t *testing.T) {
+func TestInboundReadUntil(t *testing.T) { backendtest.Run(t, testInboundReadUntil) }
+
+func testInboundReadUntil(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		lines := make(chan string, 16)
 		h := etNewHandler()
@@ -139,7 +146,9 @@ func TestInboundReadUntil(t *testing.T) {
 // first, at the next call: a handler that takes one byte per call (and
 // wakes itself while bytes are left) sees each call's input begin with
 // the previous call's rest, and takes every byte once, in order.
-func TestInboundLeftover(t *testing.T) {
+func TestInboundLeftover(t *testing.T) { backendtest.Run(t, testInboundLeftover) }
+
+func testInboundLeftover(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		const input = "the quick brown fox"
 		type call struct{ seen, took string }
@@ -184,7 +193,9 @@ func TestInboundLeftover(t *testing.T) {
 
 // TestInboundMethods checks the Inbound methods against each other on a
 // known input.
-func TestInboundMethods(t *testing.T) {
+func TestInboundMethods(t *testing.T) { backendtest.Run(t, testInboundMethods) }
+
+func testInboundMethods(t *testing.T) {
 	var errs atomic.Pointer[string]
 	fail := func(format string, args ...any) {
 		s := fmt.Sprintf(format, args...)

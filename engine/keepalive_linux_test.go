@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"github.com/galeio/gale/internal/backendtest"
 	"syscall"
 	"testing"
 	"time"
@@ -13,7 +14,9 @@ import (
 // connections: a period turns keep-alive on with that idle time, a
 // negative value turns it off. Read on the descriptor Detach hands back,
 // which keeps the socket's options.
-func TestTCPKeepAlive(t *testing.T) {
+func TestTCPKeepAlive(t *testing.T) { backendtest.Run(t, testTCPKeepAlive) }
+
+func testTCPKeepAlive(t *testing.T) {
 	cases := []struct {
 		period time.Duration
 		on     int

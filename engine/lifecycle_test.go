@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"testing"
 	"time"
@@ -20,7 +21,9 @@ func etShutdown(ctx context.Context, e *engine.Engine) <-chan error {
 // TestShutdownDrains checks that Shutdown stops accepting, lets every
 // queued byte reach a slow peer, closes the connections with nil and
 // returns nil.
-func TestShutdownDrains(t *testing.T) {
+func TestShutdownDrains(t *testing.T) { backendtest.Run(t, testShutdownDrains) }
+
+func testShutdownDrains(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		h := etEchoHandler()
 		e := etStart(t, h, engine.Options{})
@@ -90,7 +93,9 @@ func TestShutdownDrains(t *testing.T) {
 
 // TestShutdownDeadline checks that Shutdown whose context ends first
 // returns its error and closes what is left with ErrEngineStopped.
-func TestShutdownDeadline(t *testing.T) {
+func TestShutdownDeadline(t *testing.T) { backendtest.Run(t, testShutdownDeadline) }
+
+func testShutdownDeadline(t *testing.T) {
 	h := etEchoHandler()
 	e, c, peer := etServe(t, h, engine.Options{}, "tcp")
 	etSmallReadBuffer(peer)
@@ -116,7 +121,9 @@ func TestShutdownDeadline(t *testing.T) {
 // TestStopAndAfter checks that Stop closes everything at once, even with
 // output queued, and that every call afterwards fails with
 // ErrEngineStopped (matching net.ErrClosed).
-func TestStopAndAfter(t *testing.T) {
+func TestStopAndAfter(t *testing.T) { backendtest.Run(t, testStopAndAfter) }
+
+func testStopAndAfter(t *testing.T) {
 	srv := etEchoServer(t, "tcp")
 	h := etEchoHandler()
 	e, c, peer := etServe(t, h, engine.Options{}, "tcp")
@@ -188,7 +195,9 @@ func TestStopAndAfter(t *testing.T) {
 // promise, rather than attaching a connection that Shutdown does not close
 // and then waits for until its context ends (for ever, for the Shutdown
 // that the Shutdown action starts).
-func TestAdoptDuringShutdown(t *testing.T) {
+func TestAdoptDuringShutdown(t *testing.T) { backendtest.Run(t, testAdoptDuringShutdown) }
+
+func testAdoptDuringShutdown(t *testing.T) {
 	srv := etEchoServer(t, "tcp")
 	for _, api := range []string{"Adopt", "Dial"} {
 		t.Run(api, func(t *testing.T) {

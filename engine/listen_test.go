@@ -3,6 +3,7 @@ package engine_test
 import (
 	"errors"
 	"fmt"
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"os"
 	"sync/atomic"
@@ -25,7 +26,9 @@ func etHaveIPv6() bool {
 
 // TestListenMany checks one engine serving several listeners at once:
 // tcp, tcp4, tcp6, unix and udp.
-func TestListenMany(t *testing.T) {
+func TestListenMany(t *testing.T) { backendtest.Run(t, testListenMany) }
+
+func testListenMany(t *testing.T) {
 	networks := []string{"tcp", "tcp4", "unix", "udp"}
 	if etHaveIPv6() {
 		networks = append(networks, "tcp6", "udp6")
@@ -73,7 +76,9 @@ func etConnect(t *testing.T, h *etHandler, a net.Addr, n int) []*engine.Conn {
 
 // TestReusePort checks that with ReusePort each loop listens and every
 // connection is served.
-func TestReusePort(t *testing.T) {
+func TestReusePort(t *testing.T) { backendtest.Run(t, testReusePort) }
+
+func testReusePort(t *testing.T) {
 	h := etEchoHandler()
 	e := etStart(t, h, engine.Options{Loops: 2, ReusePort: true})
 	a := etListen(t, e, "tcp")
@@ -93,7 +98,9 @@ func TestReusePort(t *testing.T) {
 }
 
 // TestBalance checks the loop each accepted connection gets.
-func TestBalance(t *testing.T) {
+func TestBalance(t *testing.T) { backendtest.Run(t, testBalance) }
+
+func testBalance(t *testing.T) {
 	t.Run("RoundRobin", func(t *testing.T) {
 		etForStreams(t, func(t *testing.T, network string) {
 			h := etEchoHandler()
@@ -159,7 +166,9 @@ func (b etAcceptCounter) Wait(timeout time.Duration, fn func(*poller.Completion)
 // connections while the other loop is busy: the acceptor must count the
 // connections it has handed to a loop that has not taken them yet, or it
 // gives them all to that loop.
-func TestBalanceLeastConnsBusyLoop(t *testing.T) {
+func TestBalanceLeastConnsBusyLoop(t *testing.T) { backendtest.Run(t, testBalanceLeastConnsBusyLoop) }
+
+func testBalanceLeastConnsBusyLoop(t *testing.T) {
 	var accepted atomic.Int64
 	h := etEchoHandler()
 	o := engine.WithBackend(engine.Options{Loops: 2, Balance: engine.LeastConns}, func(b poller.Backend) poller.Backend {
@@ -205,7 +214,9 @@ func TestBalanceLeastConnsBusyLoop(t *testing.T) {
 
 // TestListenAfterStop checks that Stop removes a unix listener's socket
 // file and that Listen fails once the engine stopped.
-func TestListenAfterStop(t *testing.T) {
+func TestListenAfterStop(t *testing.T) { backendtest.Run(t, testListenAfterStop) }
+
+func testListenAfterStop(t *testing.T) {
 	e := etStart(t, etNewHandler(), engine.Options{Loops: 1})
 	ua := etListen(t, e, "unix")
 	if _, err := os.Stat(ua.String()); err != nil {

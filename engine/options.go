@@ -58,6 +58,8 @@ type Options struct {
 	// TCPKeepAlive sets the keep-alive period of TCP connections; 0 keeps
 	// the system's, negative disables it.
 	TCPKeepAlive time.Duration
+	// Backend selects epoll or io_uring; default Auto. See Backend.
+	Backend Backend
 
 	clock loop.Clock                                    // tests: manual clock
 	open  func(poller.Provider) (poller.Backend, error) // tests: fault injection

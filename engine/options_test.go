@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"bytes"
+	"github.com/galeio/gale/internal/backendtest"
+	"os"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -11,7 +13,9 @@ import (
 )
 
 // TestNew checks New's defaults and its refusal of a nil handler.
-func TestNew(t *testing.T) {
+func TestNew(t *testing.T) { backendtest.Run(t, testNew) }
+
+func testNew(t *testing.T) {
 	if e, err := engine.New(nil, engine.Options{}); err == nil {
 		e.Stop()
 		t.Fatal("New(nil handler) = nil error")
@@ -31,7 +35,9 @@ func TestNew(t *testing.T) {
 
 // TestReadBufferSize checks that one OnData never gets more new bytes
 // than the read buffer holds, and that the stream still arrives whole.
-func TestReadBufferSize(t *testing.T) {
+func TestReadBufferSize(t *testing.T) { backendtest.Run(t, testReadBufferSize) }
+
+func testReadBufferSize(t *testing.T) {
 	const size = 1000
 	var maxLen atomic.Int64
 	var got bytes.Buffer
@@ -62,7 +68,9 @@ func TestReadBufferSize(t *testing.T) {
 
 // TestStats checks the per-loop counters against known traffic, and the
 // timer gauge against a deadline set and cancelled.
-func TestStats(t *testing.T) {
+func TestStats(t *testing.T) { backendtest.Run(t, testStats) }
+
+func testStats(t *testing.T) {
 	etForStreams(t, func(t *testing.T, network string) {
 		clk := engine.NewManualClock(etT0)
 		h := etEchoHandler()
@@ -71,7 +79,10 @@ func TestStats(t *testing.T) {
 		etEchoes(t, peer, msg)
 		etDo(t, c, func(*engine.Conn) {}) // OnData, which counts after writing, has returned
 		s := e.Stats()
-		want := engine.LoopStats{Conns: 1, BytesIn: 1000, BytesOut: 1000}
+		want := engine.LoopStats{Backend: s.Loops[0].Backend, Conns: 1, BytesIn: 1000, BytesOut: 1000}
+		if got, env := want.Backend.String(), os.Getenv("GALE_BACKEND"); got != env {
+			t.Errorf("Stats().Loops[0].Backend = %v, want %v (GALE_BACKEND)", got, env)
+		}
 		if s.Loops[0] != want || s.Total() != want || s.Queued != 0 {
 			t.Errorf("Stats() = %+v, want one loop of %+v and nothing queued", s, want)
 		}

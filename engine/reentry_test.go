@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"github.com/galeio/gale/internal/backendtest"
 	"sync"
 	"testing"
 	"time"
@@ -59,14 +60,18 @@ func etNoDeadlock(t *testing.T, e *engine.Engine, returned <-chan struct{}, what
 }
 
 // TestStopFromCallback calls Engine.Stop from OnData.
-func TestStopFromCallback(t *testing.T) {
+func TestStopFromCallback(t *testing.T) { backendtest.Run(t, testStopFromCallback) }
+
+func testStopFromCallback(t *testing.T) {
 	e, returned := etReentry(t, func(e *engine.Engine, _ *engine.Conn) { e.Stop() })
 	etNoDeadlock(t, e, returned, "Engine.Stop")
 }
 
 // TestDetachFromCallback calls Conn.Detach from OnData, and closes what
 // it returns.
-func TestDetachFromCallback(t *testing.T) {
+func TestDetachFromCallback(t *testing.T) { backendtest.Run(t, testDetachFromCallback) }
+
+func testDetachFromCallback(t *testing.T) {
 	e, returned := etReentry(t, func(_ *engine.Engine, c *engine.Conn) {
 		if nc, err := c.Detach(); err == nil {
 			nc.Close()

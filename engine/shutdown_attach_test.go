@@ -8,6 +8,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"sync"
@@ -23,6 +24,10 @@ import (
 // accepted just before the listener closed can attach on loop 1 after
 // loop 1 ran Shutdown's close task; Shutdown then times out.
 func TestShutdownClosesConnAcceptedForAnotherLoop(t *testing.T) {
+	backendtest.Run(t, testShutdownClosesConnAcceptedForAnotherLoop)
+}
+
+func testShutdownClosesConnAcceptedForAnotherLoop(t *testing.T) {
 	for iter := range 50 {
 		e, err := engine.New(engine.BaseHandler{}, engine.Options{Loops: 2})
 		if err != nil {
@@ -107,6 +112,10 @@ func (h *adoptHandler) OnClose(c *engine.Conn, _ error) { h.closed <- c }
 // neither fails (Listen does, with ErrEngineStopped) nor gets its
 // connection closed, so Shutdown times out.
 func TestShutdownClosesConnAdoptedWhileStopping(t *testing.T) {
+	backendtest.Run(t, testShutdownClosesConnAdoptedWhileStopping)
+}
+
+func testShutdownClosesConnAdoptedWhileStopping(t *testing.T) {
 	const big = 32 << 20 // more than loopback's socket buffers take
 	h := &adoptHandler{
 		greeting: make([]byte, big),

@@ -2,6 +2,9 @@ package engine
 
 // LoopStats are one loop's counters.
 type LoopStats struct {
+	// Backend is the kernel interface the loop runs on (after Auto and
+	// GALE_BACKEND are resolved).
+	Backend Backend
 	// Conns is the number of open connections.
 	Conns int
 	// BytesIn and BytesOut count bytes read and written since the start.
@@ -28,6 +31,7 @@ type Stats struct {
 func (s Stats) Total() LoopStats {
 	var t LoopStats
 	for _, l := range s.Loops {
+		t.Backend = l.Backend // the same on every loop
 		t.Conns += l.Conns
 		t.BytesIn += l.BytesIn
 		t.BytesOut += l.BytesOut
@@ -46,6 +50,7 @@ func (e *Engine) Stats() Stats {
 	for i, lp := range e.loops {
 		c := &lp.stats
 		s.Loops[i] = LoopStats{
+			Backend:      Backend(lp.l.Kind()),
 			Conns:        int(c.conns.Load()),
 			BytesIn:      c.bytesIn.Load(),
 			BytesOut:     c.bytesOut.Load(),

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"testing"
 	"time"
@@ -37,7 +38,9 @@ func etDialUDP(t *testing.T, a net.Addr) *net.UDPConn {
 
 // TestUDPEcho checks that each datagram arrives whole with its source,
 // and that WriteTo replies reach that source.
-func TestUDPEcho(t *testing.T) {
+func TestUDPEcho(t *testing.T) { backendtest.Run(t, testUDPEcho) }
+
+func testUDPEcho(t *testing.T) {
 	dgrams := make(chan etDatagram, 16)
 	h := etNewHandler()
 	h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
@@ -72,7 +75,9 @@ func TestUDPEcho(t *testing.T) {
 
 // TestUDPEmptyDatagram checks that an empty datagram calls OnData with no
 // bytes and its source.
-func TestUDPEmptyDatagram(t *testing.T) {
+func TestUDPEmptyDatagram(t *testing.T) { backendtest.Run(t, testUDPEmptyDatagram) }
+
+func testUDPEmptyDatagram(t *testing.T) {
 	dgrams := make(chan etDatagram, 16)
 	h := etNewHandler()
 	h.data = func(_ *engine.Conn, in *engine.Inbound) engine.Action {
@@ -95,7 +100,9 @@ func TestUDPEmptyDatagram(t *testing.T) {
 
 // TestUDPNoCarryOver checks that bytes OnData leaves of a datagram are not
 // presented with the next one.
-func TestUDPNoCarryOver(t *testing.T) {
+func TestUDPNoCarryOver(t *testing.T) { backendtest.Run(t, testUDPNoCarryOver) }
+
+func testUDPNoCarryOver(t *testing.T) {
 	dgrams := make(chan string, 16)
 	h := etNewHandler()
 	h.data = func(_ *engine.Conn, in *engine.Inbound) engine.Action {
@@ -120,7 +127,9 @@ func TestUDPNoCarryOver(t *testing.T) {
 // TestUDPIdleTimeout checks that IdleTimeout, meant for connections, does
 // not close a UDP socket that had no datagram for that long: the server
 // would go deaf for good.
-func TestUDPIdleTimeout(t *testing.T) {
+func TestUDPIdleTimeout(t *testing.T) { backendtest.Run(t, testUDPIdleTimeout) }
+
+func testUDPIdleTimeout(t *testing.T) {
 	clk := engine.NewManualClock(etT0)
 	h := etEchoHandler()
 	e, _, a := etUDP(t, h, engine.WithClock(engine.Options{IdleTimeout: time.Second}, clk))
@@ -135,7 +144,9 @@ func TestUDPIdleTimeout(t *testing.T) {
 
 // TestUDPStop checks that Stop closes a UDP socket with ErrEngineStopped
 // and that WriteTo fails afterwards.
-func TestUDPStop(t *testing.T) {
+func TestUDPStop(t *testing.T) { backendtest.Run(t, testUDPStop) }
+
+func testUDPStop(t *testing.T) {
 	h := etEchoHandler()
 	e, uc, a := etUDP(t, h, engine.Options{})
 	e.Stop()

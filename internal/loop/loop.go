@@ -116,6 +116,9 @@ func (l *Loop) Err() error {
 	return l.fault
 }
 
+// Kind names the loop's backend. Safe from any goroutine.
+func (l *Loop) Kind() poller.Kind { return l.be.Kind() }
+
 // Now returns the time read at the start of the current iteration. Loop
 // goroutine only.
 func (l *Loop) Now() time.Time { return l.now }

@@ -147,7 +147,9 @@ type Backend interface {
 // receive's bytes when the completion's callback returns (it copies what
 // it keeps). A completion backend may then lend its own buffer for a
 // nil-buffer receive, without Provide, Commit or a copy: the completion's
-// BufID is -1 and Buf is valid during the callback only.
+// BufID is -1 and Buf is valid during the callback only. The backend may
+// call Provide when it opens to learn the size of the owner's buffer, and
+// then delivers no more than that at once.
 type Transient interface {
 	Provider
 	Transient() bool

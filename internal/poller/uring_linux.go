@@ -102,11 +102,11 @@ func (b *uringBackend) init() error {
 		}
 	}
 	shape := bufShapes[0]
-	br, err := b.r.RegisterBufRing(bufGroup, shape.count, shape.size, true)
+	br, err := b.r.RegisterBufRing(bufGroup, shape.count, b.bufSize(shape.size), true)
 	if err == nil && !br.Inc() {
 		br.Close()
 		shape = bufShapes[1]
-		br, err = b.r.RegisterBufRing(bufGroup, shape.count, shape.size, false)
+		br, err = b.r.RegisterBufRing(bufGroup, shape.count, b.bufSize(shape.size), false)
 	}
 	if err != nil {
 		return unavailable("provided-buffer ring: %v", err)
@@ -120,6 +120,18 @@ func (b *uringBackend) init() error {
 		return os.NewSyscallError("eventfd", err)
 	}
 	return nil
+}
+
+// bufSize caps the provided buffers at the size of a Transient
+// provider's own buffer: a receive lent to its owner then brings no more
+// than the owner's buffer would have held (engine's ReadBufferSize).
+func (b *uringBackend) bufSize(size int) int {
+	if b.direct {
+		if buf, _ := b.prov.Provide(); len(buf) > 0 {
+			return min(size, len(buf))
+		}
+	}
+	return size
 }
 
 // bind makes the calling goroutine the ring's owner: it stays locked to
@@ -427,8 +439,8 @@ func (b *uringBackend) teardown() error {
 	}
 	err := b.r.Close()
 	if b.wakefd >= 0 {
+		// Not reset: Wake may read it concurrently, as with epoll's.
 		unix.Close(b.wakefd)
-		b.wakefd = -1
 	}
 	if b.wakeBuf != nil {
 		unix.Munmap(b.wakeBuf)
