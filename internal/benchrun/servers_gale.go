@@ -12,10 +12,14 @@ import (
 // ratio is taken against.
 func GaleServers() []Server {
 	return []Server{
-		{Name: "aio", Serve: serveAIO, Gale: true,
-			Note: "gale aio Watcher, default Config; nil-buffer reads from the swap buffer, copied to a pooled buffer for the write"},
-		{Name: "engine", Serve: serveEngine, Gale: true,
-			Note: "gale engine, default Options; OnData writes the input back (direct write, else queued copy)"},
+		{Name: "aio", Serve: serveAIO(aio.Epoll), Gale: true,
+			Note: "gale aio Watcher on epoll, default Config; nil-buffer reads from the swap buffer, copied to a pooled buffer for the write"},
+		{Name: "engine", Serve: serveEngine(engine.Epoll), Gale: true,
+			Note: "gale engine on epoll, default Options; OnData writes the input back (direct write, else queued copy)"},
+		{Name: "aio-io_uring", Serve: serveAIO(aio.IOURing), Gale: true,
+			Note: "the aio server on io_uring: multishot receive from a provided-buffer ring, copied into the swap buffer"},
+		{Name: "engine-io_uring", Serve: serveEngine(engine.IOURing), Gale: true,
+			Note: "the engine server on io_uring: multishot accept and receive, OnData reads the ring's buffer in place"},
 		{Name: "stdnet", Serve: serveStd,
 			Note: "package net, a goroutine per connection, 64 KiB buffer"},
 	}
@@ -51,8 +55,12 @@ func serveStd(ln net.Listener, ready func(net.Addr)) error {
 // idle connection holds no memory; the bytes are copied into a pooled
 // buffer for the write, because swap data is valid only until the next
 // WaitIO while a write may take longer.
-func serveAIO(ln net.Listener, ready func(net.Addr)) error {
-	w, err := aio.NewWatcher()
+func serveAIO(b aio.Backend) func(net.Listener, func(net.Addr)) error {
+	return func(ln net.Listener, ready func(net.Addr)) error { return serveAIOOn(b, ln, ready) }
+}
+
+func serveAIOOn(b aio.Backend, ln net.Listener, ready func(net.Addr)) error {
+	w, err := aio.NewWatcherConfig(aio.Config{Backend: b})
 	if err != nil {
 		return err
 	}
@@ -117,12 +125,16 @@ func (engineEcho) OnData(c *engine.Conn, in *engine.Inbound) engine.Action {
 // address, so no connection can land on ln between its close and the
 // engine's listen. A closed listening socket leaves no TIME_WAIT behind,
 // so the port is free at once.
-func serveEngine(ln net.Listener, ready func(net.Addr)) error {
+func serveEngine(b engine.Backend) func(net.Listener, func(net.Addr)) error {
+	return func(ln net.Listener, ready func(net.Addr)) error { return serveEngineOn(b, ln, ready) }
+}
+
+func serveEngineOn(b engine.Backend, ln net.Listener, ready func(net.Addr)) error {
 	addr := ln.Addr().String()
 	if err := ln.Close(); err != nil {
 		return err
 	}
-	e, err := engine.New(engineEcho{}, engine.Options{})
+	e, err := engine.New(engineEcho{}, engine.Options{Backend: b})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Target is one of DESIGN.md's performance targets checked for one of
@@ -23,18 +24,55 @@ type Target struct {
 type targetSpec struct {
 	name, goal, key string
 	check           func(g Row, rs []Row) (measured string, met, ok bool)
+	applies         func(srv string) bool // nil: every gale server
 }
 
 // designTargets are DESIGN.md's performance targets that galebench
 // measures. Peers are the servers that are neither gale's nor the
 // references, stdnet and cepoll.
 var designTargets = []targetSpec{
-	{"stream: 1 conn, 64 KiB writes (MB/s)", "≥ stdnet and ≥ 1.1× gaio", "stream", checkStream},
-	{"conns: 8,192 conns × 1 KiB (time)", "≤ 0.9× the fastest peer", "conns-8192", checkPeers(0.9)},
-	{"pingpong: 50 conns × 4 B (msg/s)", "≥ 1.1× the best peer", "pingpong-50x4", checkPeers(1.1)},
-	{"pingpong: 50 conns × 4 B (server CPU µs/msg)", "≤ cepoll (the C epoll reference)", "pingpong-50x4", checkCPU},
-	{"pingpong: 1,000 conns × 1 KiB (msg/s)", "≥ 1.1× the best peer", "pingpong-1000x1024", checkPeers(1.1)},
-	{"idle: 19,000 conns (server RSS per conn)", "≤ 256 B/conn", "idle-19000", checkIdle},
+	{"stream: 1 conn, 64 KiB writes (MB/s)", "≥ stdnet and ≥ 1.1× gaio", "stream", checkStream, nil},
+	{"conns: 8,192 conns × 1 KiB (time)", "≤ 0.9× the fastest peer", "conns-8192", checkPeers(0.9), nil},
+	{"pingpong: 50 conns × 4 B (msg/s)", "≥ 1.1× the best peer", "pingpong-50x4", checkPeers(1.1), nil},
+	{"pingpong: 50 conns × 4 B (server CPU µs/msg)", "≤ cepoll (the C epoll reference)", "pingpong-50x4", checkCPU, nil},
+	{"pingpong: 1,000 conns × 1 KiB (msg/s)", "≥ 1.1× the best peer", "pingpong-1000x1024", checkPeers(1.1), nil},
+	{"idle: 19,000 conns (server RSS per conn)", "≤ 256 B/conn", "idle-19000", checkIdle, nil},
+	{"io_uring: 50 conns × 4 B (server CPU µs/msg)", "≤ 0.8× the same server on epoll", "pingpong-50x4", checkURingCPU, onURing},
+	{"io_uring: stream, 1 conn (MB/s)", "≥ the same server on epoll", "stream", checkURing(1), onURing},
+	{"io_uring: conns, 8,192 × 1 KiB (time)", "≤ the same server on epoll", "conns-8192", checkURing(1), onURing},
+}
+
+// uringSuffix names the io_uring variant of a gale server.
+const uringSuffix = "-io_uring"
+
+func onURing(srv string) bool { return strings.HasSuffix(srv, uringSuffix) }
+
+// checkURingCPU: server CPU per message at most 0.8× the epoll server's.
+func checkURingCPU(g Row, rs []Row) (string, bool, bool) {
+	ep, ok := findRow(rs, strings.TrimSuffix(g.Server, uringSuffix))
+	if !ok || ep.CPUPerMsg <= 0 || g.CPUPerMsg <= 0 {
+		return "no server CPU of the epoll server", false, false
+	}
+	s := fmt.Sprintf("%s µs/msg = %s× %s (%s)", fmtMicros(g.CPUPerMsg),
+		ratio2(g.CPUPerMsg/ep.CPUPerMsg), ep.Server, fmtMicros(ep.CPUPerMsg))
+	return s, g.CPUPerMsg <= 0.8*ep.CPUPerMsg, true
+}
+
+// checkURing returns a check that the median is no worse than factor
+// times the epoll server's.
+func checkURing(factor float64) func(g Row, rs []Row) (string, bool, bool) {
+	return func(g Row, rs []Row) (string, bool, bool) {
+		ep, ok := findRow(rs, strings.TrimSuffix(g.Server, uringSuffix))
+		if !ok {
+			return "no row of the epoll server", false, false
+		}
+		unit := g.Case.Unit()
+		s := fmt.Sprintf("%s %s = %s", fmtFigure(unit, g.Median), unit, versus(g.Median, ep))
+		if g.Case.LowerIsBetter() {
+			return s, g.Median <= factor*ep.Median, true
+		}
+		return s, g.Median >= factor*ep.Median, true
+	}
 }
 
 // Targets checks DESIGN.md's performance targets for each of gale's
@@ -50,6 +88,9 @@ func Targets(rows []Row) []Target {
 	var ts []Target
 	for _, spec := range designTargets {
 		for _, srv := range gale {
+			if spec.applies != nil && !spec.applies(srv) {
+				continue
+			}
 			ts = append(ts, spec.eval(srv, rows))
 		}
 	}

@@ -2,6 +2,7 @@ package benchrun
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -70,8 +71,32 @@ func TestTargetsBoundary(t *testing.T) {
 	if i < 0 || !ts[i].Known || !ts[i].Met {
 		t.Errorf("Targets(90 ms against a best peer's 100) = %+v, want known and met", ts)
 	}
-	if len(ts) != len(designTargets) {
-		t.Errorf("Targets with one gale server = %d targets, want %d", len(ts), len(designTargets))
+	if want := len(designTargets) - 3; len(ts) != want { // the io_uring targets apply to -io_uring servers only
+		t.Errorf("Targets with one epoll gale server = %d targets, want %d", len(ts), want)
+	}
+}
+
+// TestTargetsURing: the io_uring targets compare a -io_uring server with
+// the same server on epoll, at the boundary included.
+func TestTargetsURing(t *testing.T) {
+	pp := Case{"pingpong", 50, 4}
+	rows := []Row{
+		{Case: pp, Server: "engine", Gale: true, CPUPerMsg: 10},
+		{Case: pp, Server: "engine-io_uring", Gale: true, CPUPerMsg: 8},
+		{Case: pp, Server: "aio", Gale: true, CPUPerMsg: 10},
+		{Case: pp, Server: "aio-io_uring", Gale: true, CPUPerMsg: 8.5},
+	}
+	met := map[string]bool{}
+	for _, tg := range Targets(rows) {
+		if strings.HasPrefix(tg.Name, "io_uring: 50 conns") {
+			if !tg.Known {
+				t.Errorf("target for %s unknown: %s", tg.Server, tg.Measured)
+			}
+			met[tg.Server] = tg.Met
+		}
+	}
+	if len(met) != 2 || !met["engine-io_uring"] || met["aio-io_uring"] {
+		t.Errorf("io_uring CPU targets met = %v, want engine-io_uring (0.8×) met and aio-io_uring (0.85×) not", met)
 	}
 }
 
