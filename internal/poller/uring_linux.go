@@ -229,7 +229,7 @@ func (b *uringBackend) Remove(tag Tag) error {
 	for _, fd := range st.accepted {
 		sock.Close(fd)
 	}
-	st.accepted, st.spill = st.accepted[:0], st.spill[:0]
+	st.accepted, st.spill, st.spillOff = st.accepted[:0], st.spill[:0], 0
 	st.rbuf, st.sbufs, st.sto = nil, nil, nil
 	return nil
 }

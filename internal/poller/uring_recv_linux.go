@@ -145,15 +145,25 @@ func (b *uringBackend) multiDone(st *urState, c uring.CQE, fn func(*Completion))
 		return // the callback removed the tag
 	}
 	if st.rk == kRecvMulti {
-		if st.rop != OpRecv || st.rbuf != nil {
+		if (st.rop != OpRecv || st.rbuf != nil) && len(st.spill) >= spillMax {
 			b.idle = append(b.idle, tag)
-		} else if st.hasSpill() {
+		} else if st.rop == OpRecv && st.rbuf == nil && st.hasSpill() {
 			b.later = append(b.later, tag)
 		}
 		return
 	}
 	b.kickRecv(st)
 }
+
+// A multishot goes on while its owner is between two receives (aio
+// resubmits from another goroutine, after WaitIO): what arrives meanwhile
+// is spilled and served by the next receive. Past these bounds the owner
+// is taken to have stopped (engine's backpressure pauses reading), and
+// the multishot is cancelled until it asks again.
+const (
+	spillMax  = 64 << 10
+	acceptMax = 64
+)
 
 // serveData completes st's nil-buffer receive with data from the ring:
 // lent as is to a Transient provider's owner, copied into the Provider's
@@ -222,7 +232,7 @@ func (b *uringBackend) acceptDone(st *urState, c uring.CQE, fn func(*Completion)
 		return
 	}
 	if st.rk == kAccept {
-		if st.rop != OpAccept {
+		if st.rop != OpAccept && len(st.accepted) >= acceptMax {
 			b.idle = append(b.idle, tag)
 		} else if st.hasSpill() {
 			b.later = append(b.later, tag)
@@ -283,9 +293,13 @@ func (b *uringBackend) fromSpill(st *urState) (Completion, bool) {
 				return c, true
 			}
 		}
-		c.N = copy(buf, st.spill)
+		c.N = copy(buf, st.spill[st.spillOff:])
 		c.Buf = buf[:c.N]
-		st.spill = st.spill[:copy(st.spill, st.spill[c.N:])]
+		// Consumed from the front without moving the rest: a large spill
+		// served in small pieces would otherwise be copied over and over.
+		if st.spillOff += c.N; st.spillOff == len(st.spill) {
+			st.spill, st.spillOff = st.spill[:0], 0
+		}
 		if c.BufID >= 0 {
 			b.prov.Commit(c.BufID, c.N)
 		}

@@ -68,6 +68,7 @@ type urState struct {
 	// spill holds data a multishot receive brought while the owner was not
 	// reading, copied out of the buffer ring so it is never held there.
 	spill    []byte
+	spillOff int   // bytes of spill already served
 	accepted []int // descriptors a multishot accept brought while no one accepted
 
 	sbufs [][]byte
