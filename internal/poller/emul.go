@@ -89,14 +89,17 @@ type fdState struct {
 	sent     int // bytes of sendBufs already written
 }
 
-// fdTable holds fdStates in fixed pages, so a table of many descriptors
-// grows without copying and wastes at most one page.
-type fdTable struct{ pages [][]fdState }
+// pagedTable holds per-slot states in fixed pages, so a table of many
+// descriptors grows without copying and wastes at most one page.
+type pagedTable[T any] struct{ pages [][]T }
+
+// fdTable is emul's table.
+type fdTable = pagedTable[fdState]
 
 const fdPage = 256
 
 // at returns slot i's state, or nil beyond the table.
-func (t *fdTable) at(i int) *fdState {
+func (t *pagedTable[T]) at(i int) *T {
 	if p := i / fdPage; p < len(t.pages) {
 		return &t.pages[p][i%fdPage]
 	}
@@ -104,9 +107,9 @@ func (t *fdTable) at(i int) *fdState {
 }
 
 // grow returns slot i's state, adding pages as needed.
-func (t *fdTable) grow(i int) *fdState {
+func (t *pagedTable[T]) grow(i int) *T {
 	for i/fdPage >= len(t.pages) {
-		t.pages = append(t.pages, make([]fdState, fdPage))
+		t.pages = append(t.pages, make([]T, fdPage))
 	}
 	return t.at(i)
 }

@@ -49,8 +49,7 @@ func (e *emul) recv(st *fdState) (Completion, bool) {
 }
 
 func (e *emul) recvFrom(st *fdState) (Completion, bool) {
-	n, from, err := unix.Recvfrom(st.fd, st.recvBuf, 0)
-	errno := errnoOf(err)
+	c, errno := recvFrom(st.fd, st.tag, st.recvBuf)
 	if errno == unix.EINTR {
 		return Completion{}, false // the edge is not consumed: retry now
 	}
@@ -58,10 +57,18 @@ func (e *emul) recvFrom(st *fdState) (Completion, bool) {
 		st.drained = true
 		return Completion{}, false
 	}
+	return c, true
+}
+
+// recvFrom receives one datagram on fd into buf. The completion is valid
+// unless errno is EINTR or EAGAIN.
+func recvFrom(fd int, tag Tag, buf []byte) (Completion, syscall.Errno) {
+	n, from, err := unix.Recvfrom(fd, buf, 0)
+	errno := errnoOf(err)
 	if errno != 0 {
 		n = 0
 	}
-	return Completion{Tag: st.tag, Op: OpRecvFrom, N: n, Err: errno, Buf: st.recvBuf[:n], BufID: -1, From: from}, true
+	return Completion{Tag: tag, Op: OpRecvFrom, N: n, Err: errno, Buf: buf[:n], BufID: -1, From: from}, errno
 }
 
 func (e *emul) accept(st *fdState) (Completion, bool) {
@@ -100,13 +107,16 @@ func (e *emul) trySend(st *fdState) (c Completion, done bool) {
 	return c, done
 }
 
-func (e *emul) connected(st *fdState) Completion {
-	v, err := unix.GetsockoptInt(st.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+func (e *emul) connected(st *fdState) Completion { return connected(st.fd, st.tag) }
+
+// connected completes a connect on fd with its SO_ERROR (connect(2)).
+func connected(fd int, tag Tag) Completion {
+	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
 	errno := errnoOf(err)
 	if errno == 0 {
 		errno = syscall.Errno(v)
 	}
-	return Completion{Tag: st.tag, Op: OpConnect, Err: errno, BufID: -1}
+	return Completion{Tag: tag, Op: OpConnect, Err: errno, BufID: -1}
 }
 
 func (e *emul) sendTo(st *fdState) (Completion, bool) {
@@ -155,14 +165,29 @@ const maxIOV = 1024
 // write issues one write or writev for the unsent part of st's send and
 // returns the bytes written and the bytes it tried to write.
 func (e *emul) write(st *fdState) (n, tried int, errno syscall.Errno) {
-	skip := st.sent
 	if len(st.sendBufs) == 1 {
-		b := st.sendBufs[0][skip:]
+		b := st.sendBufs[0][st.sent:]
 		n, errno = sock.Write(st.fd, b)
 		return n, len(b), errno
 	}
-	iov := e.iov[:0]
-	for _, b := range st.sendBufs {
+	n, tried, errno, e.iov = writevFrom(st.fd, e.iov, st.sendBufs, st.sent)
+	return n, tried, errno
+}
+
+// writevFrom makes one writev(2) of bufs past their first skip bytes, with
+// iov as scratch, which it returns cleared for reuse.
+func writevFrom(fd int, iov []unix.Iovec, bufs [][]byte, skip int) (n, tried int, errno syscall.Errno, scratch []unix.Iovec) {
+	iov, tried = appendIovecs(iov[:0], bufs, skip)
+	n, errno = sock.Writev(fd, iov)
+	clear(iov) // keep no buffer alive
+	return n, tried, errno, iov[:0]
+}
+
+// appendIovecs appends the vectors of bufs past their first skip bytes to
+// iov, at most maxIOV in all, and returns them and their byte count.
+func appendIovecs(iov []unix.Iovec, bufs [][]byte, skip int) ([]unix.Iovec, int) {
+	total := 0
+	for _, b := range bufs {
 		if skip >= len(b) {
 			skip -= len(b)
 			continue
@@ -172,15 +197,12 @@ func (e *emul) write(st *fdState) (n, tried int, errno syscall.Errno) {
 		v := unix.Iovec{Base: &b[0]}
 		v.SetLen(len(b))
 		iov = append(iov, v)
-		tried += len(b)
+		total += len(b)
 		if len(iov) == maxIOV {
 			break
 		}
 	}
-	n, errno = sock.Writev(st.fd, iov)
-	clear(iov) // keep no buffer alive
-	e.iov = iov[:0]
-	return n, tried, errno
+	return iov, total
 }
 
 func sendLen(bufs [][]byte) int {

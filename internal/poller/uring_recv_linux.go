@@ -350,18 +350,13 @@ func (b *uringBackend) lastRecv(st *urState) Completion {
 // recvFrom tries one datagram receive; done is false on EAGAIN.
 func (b *uringBackend) recvFrom(st *urState) (Completion, bool) {
 	for {
-		n, from, err := unix.Recvfrom(st.fd, st.rbuf, unix.MSG_DONTWAIT)
-		errno := errnoOf(err)
-		switch errno {
+		switch c, errno := recvFrom(st.fd, st.tag, st.rbuf); errno {
 		case unix.EINTR:
-			continue
 		case unix.EAGAIN:
 			return Completion{}, false
+		default:
+			return c, true
 		}
-		if errno != 0 {
-			n = 0
-		}
-		return Completion{Tag: st.tag, Op: OpRecvFrom, N: n, Err: errno, Buf: st.rbuf[:n], BufID: -1, From: from}, true
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/galeio/gale/internal/sock"
 	"github.com/galeio/gale/internal/uring"
 	"golang.org/x/sys/unix"
 )
@@ -66,20 +65,7 @@ func (b *uringBackend) armSend(st *urState) {
 		st.msg = new(urMsg)
 	}
 	m := st.msg
-	m.iov = m.iov[:0]
-	for i, buf := range st.sbufs[first:] {
-		if i == 0 {
-			buf = buf[skip:]
-		}
-		if len(buf) == 0 {
-			continue
-		}
-		v := unix.Iovec{Base: &buf[0]}
-		v.SetLen(len(buf))
-		if m.iov = append(m.iov, v); len(m.iov) == maxIOV {
-			break
-		}
-	}
+	m.iov, _ = appendIovecs(m.iov[:0], st.sbufs, st.sent)
 	m.hdr = unix.Msghdr{Iov: &m.iov[0]}
 	m.hdr.SetIovlen(len(m.iov))
 	e.Opcode, e.Addr = uring.OpSendmsg, uint64(uintptr(unsafe.Pointer(&m.hdr)))
@@ -92,7 +78,7 @@ func (b *uringBackend) sendDone(st *urState, c uring.CQE, fn func(*Completion)) 
 		if st.scancel {
 			b.finishSend(st, b.lastSend(st), fn)
 		} else if st.sop == OpConnect {
-			b.finishSend(st, b.connected(st), fn)
+			b.finishSend(st, connected(st.fd, st.tag), fn)
 		} else {
 			b.kickSendTo(st)
 		}
@@ -136,15 +122,6 @@ func (b *uringBackend) kickSendTo(st *urState) {
 	}
 }
 
-func (b *uringBackend) connected(st *urState) Completion {
-	v, err := unix.GetsockoptInt(st.fd, unix.SOL_SOCKET, unix.SO_ERROR)
-	errno := errnoOf(err)
-	if errno == 0 {
-		errno = syscall.Errno(v)
-	}
-	return Completion{Tag: st.tag, Op: OpConnect, Err: errno, BufID: -1}
-}
-
 // lastSend makes the last non-blocking attempt of a cancelled send: space
 // already there still counts.
 func (b *uringBackend) lastSend(st *urState) Completion {
@@ -171,25 +148,8 @@ func (b *uringBackend) lastSend(st *urState) Completion {
 }
 
 // writeRest writes what it can of the unsent part of st's send now.
-func (b *uringBackend) writeRest(st *urState) (int, syscall.Errno) {
-	skip := st.sent
-	iov := b.iov[:0]
-	for _, buf := range st.sbufs {
-		if skip >= len(buf) {
-			skip -= len(buf)
-			continue
-		}
-		buf = buf[skip:]
-		skip = 0
-		v := unix.Iovec{Base: &buf[0]}
-		v.SetLen(len(buf))
-		if iov = append(iov, v); len(iov) == maxIOV {
-			break
-		}
-	}
-	n, errno := sock.Writev(st.fd, iov)
-	clear(iov)
-	b.iov = iov[:0]
+func (b *uringBackend) writeRest(st *urState) (n int, errno syscall.Errno) {
+	n, _, errno, b.iov = writevFrom(st.fd, b.iov, st.sbufs, st.sent)
 	return n, errno
 }
 

@@ -100,22 +100,8 @@ func (st *urState) hasSpill() bool {
 	return len(st.spill) > 0 || st.rend != 0 || len(st.accepted) > 0
 }
 
-// urTable holds urStates in fixed pages, like fdTable.
-type urTable struct{ pages [][]urState }
-
-func (t *urTable) at(i int) *urState {
-	if p := i / fdPage; p < len(t.pages) {
-		return &t.pages[p][i%fdPage]
-	}
-	return nil
-}
-
-func (t *urTable) grow(i int) *urState {
-	for i/fdPage >= len(t.pages) {
-		t.pages = append(t.pages, make([]urState, fdPage))
-	}
-	return t.at(i)
-}
+// urTable is the io_uring backend's table (see pagedTable).
+type urTable = pagedTable[urState]
 
 // liveTags returns the tags in use.
 func (b *uringBackend) liveTags() iter.Seq[Tag] {
