@@ -48,6 +48,7 @@ type Conn struct {
 	dead        bool       // the descriptor is closing: writes fail
 	needPost    bool       // writeLocked queued bytes: post the flush task
 	shutWrite   bool       // CloseWrite: shut down once out is empty
+	batching    bool       // OnData runs on a ring loop: see eloop.ring
 	ctx         any
 }
 

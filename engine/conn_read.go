@@ -113,7 +113,14 @@ func (c *Conn) deliver(data []byte) {
 	} else {
 		in.buf = data
 	}
+	if c.lp.ring {
+		c.setBatching(true)
+	}
 	act := c.lp.e.handler.OnData(c, in)
+	if c.lp.ring {
+		c.setBatching(false)
+		c.flush() // send the batch
+	}
 	rest := in.buf
 	in.buf = nil
 	if c.udp != nil {
@@ -132,6 +139,13 @@ func (c *Conn) deliver(data []byte) {
 		c.inbuf = append(c.inbuf[:0], rest...)
 	}
 	c.act(act)
+}
+
+// setBatching turns write batching on or off for c (see eloop.ring).
+func (c *Conn) setBatching(on bool) {
+	c.mu.Lock()
+	c.batching = on
+	c.mu.Unlock()
 }
 
 // act carries out a callback's action and reports whether c is still

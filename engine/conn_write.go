@@ -54,7 +54,8 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 		return 0, nil
 	}
 	skip := 0
-	if c.outN == 0 && !c.sending {
+	batch := c.batching && total <= batchMax
+	if c.outN == 0 && !c.sending && !batch {
 		// Activity is stamped before the write: once the bytes are out,
 		// the peer may act (and a test's clock move) before a later stamp.
 		c.touch()
@@ -77,12 +78,16 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 		skip -= k
 		c.enqueue(b[k:])
 	}
-	if !c.flushPosted {
+	if !c.flushPosted && !c.batching { // a batch is sent by the flush after OnData
 		c.flushPosted = true
 		c.needPost = true
 	}
 	return total, nil
 }
+
+// batchMax is the largest write a ring loop batches (see eloop.ring); a
+// larger one is written at once, its copy costing more than the call.
+const batchMax = 16 << 10
 
 // directVec is the most buffers writeNow passes to one writev; the rest
 // of a longer Writev is queued, as a short write's would be.

@@ -10,10 +10,15 @@ import (
 // by its connections, and the connections it serves. Everything but the
 // counters belongs to the loop goroutine.
 type eloop struct {
-	e     *Engine
-	idx   int
-	l     *loop.Loop
-	buf   []byte // the read buffer; valid for one OnData at a time
+	e   *Engine
+	idx int
+	l   *loop.Loop
+	buf []byte // the read buffer; valid for one OnData at a time
+	// ring is set on a completion backend (io_uring): small writes made
+	// while a connection's OnData runs are queued and sent by the flush
+	// that follows, so the loop submits them all in its next system call
+	// instead of one write(2) each.
+	ring  bool
 	in    Inbound
 	conns []*Conn
 	// draining is set by Shutdown's close task: a connection attached

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/poller"
 )
 
 // Engine runs event loops that serve connections with a Handler's
@@ -62,7 +63,7 @@ func New(h Handler, o Options) (*Engine, error) {
 			e.discard()
 			return nil, fmt.Errorf("engine: %w", err)
 		}
-		lp.l = l
+		lp.l, lp.ring = l, l.Kind() == poller.IOURing
 		e.loops = append(e.loops, lp)
 		l.Start()
 	}
