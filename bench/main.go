@@ -30,7 +30,7 @@ func config() benchrun.Config {
 	return benchrun.Config{
 		Command: "bench",
 		Servers: append(benchrun.GaleServers(), peers...),
-		Default: []string{"stdnet", "cepoll", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "engine"},
+		Default: []string{"stdnet", "cepoll", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "engine", "engine-io_uring"},
 		Full:    true,
 		Usage:   "bench: gale's echo servers against its peers' (gaio, gnet, nbio, evio, netpoll) and a C epoll reference, on loopback. Flags:",
 	}

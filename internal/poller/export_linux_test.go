@@ -1,8 +1,9 @@
 package poller
 
-// SetAutoURing turns Auto's preference for io_uring on or off; tests only.
+// SetAutoURing makes Auto try io_uring for every owner (on), or only for
+// a Transient provider's (off); tests only.
 func SetAutoURing(on bool) (restore func()) {
-	old := autoURing
-	autoURing = on
-	return func() { autoURing = old }
+	old := autoURingAll
+	autoURingAll = on
+	return func() { autoURingAll = old }
 }

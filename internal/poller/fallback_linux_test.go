@@ -86,3 +86,37 @@ func TestAutoPrefersURing(t *testing.T) {
 		t.Error("OpenKind with GALE_BACKEND=bogus succeeded, want an error")
 	}
 }
+
+// TestAutoByOwner: by default Auto opens io_uring for a Transient
+// provider's owner (engine) and epoll for one that copies its bytes out
+// (aio).
+func TestAutoByOwner(t *testing.T) {
+	if err := poller.Available(poller.IOURing); err != nil {
+		t.Skipf("io_uring unavailable: %v", err)
+	}
+	t.Setenv(poller.EnvBackend, "")
+	for _, tc := range []struct {
+		name string
+		p    poller.Provider
+		want poller.Kind
+	}{
+		{"transient", transientProvider{}, poller.IOURing},
+		{"copying", nil, poller.Epoll},
+	} {
+		be, err := poller.OpenKind(poller.Auto, tc.p)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if k := be.Kind(); k != tc.want {
+			t.Errorf("%s: OpenKind(Auto).Kind() = %v, want %v", tc.name, k, tc.want)
+		}
+		be.Close()
+	}
+}
+
+// transientProvider lends one small buffer to transient receives.
+type transientProvider struct{}
+
+func (transientProvider) Provide() ([]byte, int) { return make([]byte, 4096), 0 }
+func (transientProvider) Commit(int, int)        {}
+func (transientProvider) Transient() bool        { return true }
