@@ -14,6 +14,7 @@ type result struct {
 	serverCPU time.Duration // CPU the server process used during the run
 	clientCPU time.Duration // CPU the load generator used
 	serverRSS int64         // the server's peak resident set, bytes
+	syscalls  int64         // the server's system calls, when counted
 	lat       *histogram    // per-message latency, when measured
 }
 
@@ -38,7 +39,7 @@ func measure(s Server, c Case, o Options) Record {
 	rec.Value, rec.Msgs, rec.Bytes = r.value, r.msgs, r.bytes
 	rec.Seconds = r.elapsed.Seconds()
 	rec.ServerCPU, rec.ClientCPU = r.serverCPU.Seconds(), r.clientCPU.Seconds()
-	rec.PeakRSS = r.serverRSS
+	rec.PeakRSS, rec.Syscalls = r.serverRSS, r.syscalls
 	if r.lat != nil {
 		rec.P50, rec.P99, rec.P999 = r.lat.quantile(0.50), r.lat.quantile(0.99), r.lat.quantile(0.999)
 	}
@@ -55,8 +56,19 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 		ch.stop()
 		return result{}, err
 	}
+	var sc *syscallCounter
+	if o.Syscalls {
+		if sc, err = countSyscalls(ch.pid()); err != nil {
+			ch.stop()
+			return result{}, err
+		}
+	}
 	self0 := selfCPU()
 	r, err := scenarios[c.Scenario](ch, c, o)
+	var serr error
+	if sc != nil {
+		r.syscalls, serr = sc.stop()
+	}
 	cpu1, cerr := procCPU(ch.pid())
 	rss, rerr := procPeakRSS(ch.pid())
 	if err == nil {
@@ -65,7 +77,7 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 		ch.dump() // a failing server shows where it stands
 	}
 	ch.stop()
-	if err = errors.Join(err, cerr, rerr); err != nil {
+	if err = errors.Join(err, cerr, rerr, serr); err != nil {
 		return result{}, err
 	}
 	r.serverCPU = cpu1 - cpu0

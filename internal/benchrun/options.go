@@ -21,6 +21,9 @@ type Options struct {
 	// CPUProfile and MemProfile, if set, are paths for the gale servers'
 	// profiles; the server and case are added to the file name.
 	CPUProfile, MemProfile string
+	// Syscalls counts each server's system calls during a measurement
+	// (with perf stat; see syscallCounter).
+	Syscalls bool
 	// Out, if set, is a directory that receives results.jsonl, report.md
 	// and the charts.
 	Out      string
@@ -73,6 +76,7 @@ func bindFlags(fs *flag.FlagSet, cfg Config) *cli {
 	fs.DurationVar(&o.Duration, "d", def.d, "duration of each measurement")
 	fs.IntVar(&o.Reps, "reps", def.reps, "repetitions, interleaved across servers; medians are reported")
 	fs.BoolVar(&o.Pin, "pin", false, "pin each server to CPU 0 and the load generator to the other CPUs")
+	fs.BoolVar(&o.Syscalls, "syscalls", false, "count each server's system calls per message (Linux; needs perf and the right to trace)")
 	fs.StringVar(&o.Out, "out", "", "directory for results.jsonl, report.md and SVG charts (none if empty)")
 	fs.BoolVar(&c.report, "report", false, "only re-render report.md and the charts from -out's results.jsonl")
 	return c

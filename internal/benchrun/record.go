@@ -46,6 +46,7 @@ type Record struct {
 	P50       float64   `json:"p50_us,omitempty"`
 	P99       float64   `json:"p99_us,omitempty"`
 	P999      float64   `json:"p999_us,omitempty"`
+	Syscalls  int64     `json:"server_syscalls,omitempty"` // with -syscalls
 	// Err says why the measurement failed; the other figures are then
 	// meaningless and Summarize skips the record.
 	Err string `json:"error,omitempty"`
@@ -65,6 +66,7 @@ type Row struct {
 	ClientCPUPerMsg float64 // load generator CPU µs per message, median
 	PeakRSS         int64   // server peak resident set, bytes, max over reps
 	P50, P99, P999  float64 // latency µs, medians; 0 when not measured
+	SyscallsPerMsg  float64 // server system calls per message, median; 0 when not counted
 }
 
 // Summarize groups records by case and server, in the order they first
@@ -105,13 +107,16 @@ func Summarize(meta Meta, recs []Record) []Row {
 
 func summarizeOne(c Case, srv string, gale bool, rs []Record) Row {
 	r := Row{Case: c, Server: srv, Gale: gale}
-	var cpu, ccpu, p50, p99, p999 []float64
+	var cpu, ccpu, p50, p99, p999, sys []float64
 	for _, x := range rs {
 		r.Values = append(r.Values, x.Value)
 		msgs := float64(max(x.Msgs, 1))
 		cpu = append(cpu, x.ServerCPU*1e6/msgs)
 		ccpu = append(ccpu, x.ClientCPU*1e6/msgs)
 		r.PeakRSS = max(r.PeakRSS, x.PeakRSS)
+		if x.Syscalls > 0 {
+			sys = append(sys, float64(x.Syscalls)/msgs)
+		}
 		if x.P50 > 0 {
 			p50, p99, p999 = append(p50, x.P50), append(p99, x.P99), append(p999, x.P999)
 		}
@@ -119,6 +124,7 @@ func summarizeOne(c Case, srv string, gale bool, rs []Record) Row {
 	r.Median, r.Min, r.Max = median(r.Values), slices.Min(r.Values), slices.Max(r.Values)
 	r.CPUPerMsg, r.ClientCPUPerMsg = median(cpu), median(ccpu)
 	r.P50, r.P99, r.P999 = median(p50), median(p99), median(p999)
+	r.SyscallsPerMsg = median(sys)
 	return r
 }
 

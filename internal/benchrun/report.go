@@ -235,13 +235,18 @@ func (v *reportView) headLines() []headLine {
 func (v *reportView) extraLines(c Case) []headLine {
 	cpu := func(r Row) (float64, bool) { return r.CPUPerMsg, r.CPUPerMsg > 0 }
 	p99 := func(r Row) (float64, bool) { return r.P99, r.P99 > 0 }
+	sys := func(r Row) (float64, bool) { return r.SyscallsPerMsg, r.SyscallsPerMsg > 0 }
 	var ls []headLine
 	switch c.Scenario {
 	case "pingpong":
 		ls = append(ls, v.headLine(c, "same, server CPU µs/msg ↓", true, cpu, fmtMicros),
+			v.headLine(c, "same, server system calls/msg ↓", true, sys, fmtPerMsg),
 			v.headLine(c, "same, p99 latency µs ↓", true, p99, fmtLatency))
 	case "conns":
-		ls = append(ls, v.headLine(c, "same, server CPU µs per echo ↓", true, cpu, fmtMicros))
+		ls = append(ls, v.headLine(c, "same, server CPU µs per echo ↓", true, cpu, fmtMicros),
+			v.headLine(c, "same, server system calls per echo ↓", true, sys, fmtPerMsg))
+	case "stream":
+		ls = append(ls, v.headLine(c, "same, server system calls per 64 KiB ↓", true, sys, fmtPerMsg))
 	}
 	return slices.DeleteFunc(ls, func(l headLine) bool { return len(l.vals) == 0 })
 }
@@ -439,4 +444,12 @@ func groupFloat(x float64, decimals int) string {
 		frac = "." + frac
 	}
 	return sign + intPart + frac
+}
+
+// fmtPerMsg formats a count per message, such as system calls.
+func fmtPerMsg(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
 }
