@@ -61,7 +61,7 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 		c.touch()
 		w, errno := c.writeNow(bufs)
 		if errno != 0 && errno != unix.EAGAIN {
-			return 0, c.opError("write", errno) // the loop learns it from its read
+			return 0, c.writeFailed(errno)
 		}
 		c.lp.stats.bytesOut.Add(uint64(w))
 		if w == total {
@@ -83,6 +83,19 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 		c.needPost = true
 	}
 	return total, nil
+}
+
+// writeFailed ends c after a direct write failed with errno, and returns
+// the write's error. No later Write may succeed: its bytes would follow a
+// hole in the stream. The loop learns of a reset or a broken pipe from its
+// next receive too, but not of ENOMEM or ENOBUFS, which leave the socket
+// open; so the write's error closes c, as a failed send does (sent). c.mu
+// is held.
+func (c *Conn) writeFailed(errno syscall.Errno) error {
+	err := c.opError("write", errno)
+	c.dead = true
+	c.post(loop.Func(func(*loop.Loop) { c.fail(err) }))
+	return err
 }
 
 // batchMax is the largest write a ring loop batches (see eloop.ring); a

@@ -12,8 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Ops are the calls a storm hits.
-var (
+// Op is a kind of call a storm hits.
+type Op = sock.FaultOp
+
+// The calls a storm can hit; Write covers writev.
+const (
 	Read   = sock.FaultRead
 	Write  = sock.FaultWrite
 	Accept = sock.FaultAccept
@@ -24,7 +27,7 @@ type Storm struct {
 	// Errno is what the hit calls fail with.
 	Errno syscall.Errno
 	// Ops are the calls hit; empty means all.
-	Ops []sock.FaultOp
+	Ops []Op
 	// MinGap and MaxGap bound the number of matching calls from one
 	// failure to the next: the gaps cycle through MinGap..MaxGap. MinGap
 	// 0 means 2, so a retried call eventually goes through; MaxGap below

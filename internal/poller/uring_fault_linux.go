@@ -8,13 +8,26 @@ import (
 )
 
 // Fault injection (tests only, see sock.SetFault). On io_uring the kernel
-// makes the system calls, so a failure is injected where an operation is
-// prepared: its entry becomes a no-op under the same user_data, and the
-// no-op's completion is rewritten with the injected errno before it is
-// handled. The operation thus fails without touching the socket (no byte
-// is moved, no connection taken), and the completion path (resubmission,
-// a multishot's end, the owner's error) runs as for a real failure.
-// Outside such tests this costs one atomic load per prepared operation.
+// makes the system calls, so failures are injected where the backend
+// meets them, in a way that moves no byte and takes no connection:
+//
+//   - An operation being prepared becomes a no-op under the same
+//     user_data; the no-op's completion gets the injected errno.
+//   - A multishot receive or accept already running is consulted at each
+//     of its completions (each stands for one call); when a failure is
+//     injected, the multishot is cancelled, and the completion that ends
+//     it gets the errno, as if the kernel had ended it with that error.
+//     Completions that arrive before it are handled as they are.
+//
+// The completion path (resubmission, the end of a multishot, the owner's
+// error) then runs as for a real failure. Outside such tests this costs
+// one atomic load per prepared operation and per multishot completion.
+
+// injected is a failure waiting for the completion it rewrites.
+type injected struct {
+	errno syscall.Errno
+	nop   bool // the completion is a no-op's; else a cancelled multishot's
+}
 
 // injectFault turns e, just prepared for op on fd, into a no-op if a
 // test injects a failure for it.
@@ -24,18 +37,46 @@ func (b *uringBackend) injectFault(e *uring.SQE, op sock.FaultOp, fd int) {
 		return
 	}
 	*e = uring.SQE{Opcode: uring.OpNop, UserData: e.UserData}
-	if b.faults == nil {
-		b.faults = make(map[uint64]syscall.Errno)
-	}
-	b.faults[e.UserData] = errno
+	b.addFault(e.UserData, injected{errno: errno, nop: true})
 }
 
-// faulted gives the completion of an injected no-op its errno. A kind of
-// operation has at most one kernel operation in flight per tag, so the
-// user_data names it alone.
+// faultRunning consults the hook for a completion of st's running
+// multishot (data), and ends the multishot if a failure is injected.
+func (b *uringBackend) faultRunning(st *urState, data ud) {
+	if st.rstop {
+		return // being stopped already
+	}
+	op := sock.FaultRead
+	if data.kind() == kAccept {
+		op = sock.FaultAccept
+	}
+	errno := sock.Fault(op, st.fd)
+	if errno == 0 {
+		return
+	}
+	b.addFault(uint64(data), injected{errno: errno})
+	st.rstop = true
+	b.cancel(data)
+}
+
+func (b *uringBackend) addFault(data uint64, f injected) {
+	if b.faults == nil {
+		b.faults = make(map[uint64]injected)
+	}
+	b.faults[data] = f
+}
+
+// faulted gives the completion that ends an operation with an injected
+// failure its errno. A kind of operation has at most one kernel
+// operation in flight per tag, so the user_data names it alone. A
+// multishot that ended with data or end of file anyway keeps them.
 func (b *uringBackend) faulted(c *uring.CQE) {
-	if errno, ok := b.faults[c.UserData]; ok {
-		delete(b.faults, c.UserData)
-		c.Res, c.Flags = -int32(errno), 0
+	f, ok := b.faults[c.UserData]
+	if !ok || c.Flags&uring.CQEFMore != 0 {
+		return
+	}
+	delete(b.faults, c.UserData)
+	if f.nop || c.Res < 0 {
+		c.Res, c.Flags = -int32(f.errno), 0
 	}
 }

@@ -3,7 +3,6 @@ package poller
 import (
 	"os"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/galeio/gale/internal/sock"
@@ -52,13 +51,13 @@ type uringBackend struct {
 	bufOff   []int              // per provided buffer: bytes the kernel filled so far (incremental)
 	publish  bool               // buffers were returned to the ring since the last Publish
 
-	ready, spare []Completion             // completions made outside completion handling
-	later        []Tag                    // receives to serve from spilled data
-	idle         []Tag                    // multishots whose owner may have stopped: checked at batch end
-	starved      []Tag                    // multishot receives ended by ENOBUFS: re-armed at batch end
-	iov          []unix.Iovec             // scratch of the last attempt at cancelled sends
-	faults       map[uint64]syscall.Errno // tests: injected failures by user_data (uring_fault_linux.go)
-	cur          Completion               // see emul.cur
+	ready, spare []Completion        // completions made outside completion handling
+	later        []Tag               // receives to serve from spilled data
+	idle         []Tag               // multishots whose owner may have stopped: checked at batch end
+	starved      []Tag               // multishot receives ended by ENOBUFS: re-armed at batch end
+	iov          []unix.Iovec        // scratch of the last attempt at cancelled sends
+	faults       map[uint64]injected // tests: injected failures by user_data (uring_fault_linux.go)
+	cur          Completion          // see emul.cur
 }
 
 // Ring sizes: a submission queue deep enough for a busy iteration, and a

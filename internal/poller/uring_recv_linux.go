@@ -90,6 +90,8 @@ func (b *uringBackend) recvDone(st *urState, c uring.CQE, fn func(*Completion)) 
 	more := c.Flags&uring.CQEFMore != 0
 	if !more {
 		st.rk, st.rstop = 0, false
+	} else {
+		b.faultRunning(st, ud(c.UserData))
 	}
 	switch ud(c.UserData).kind() {
 	case kRecvMulti:
