@@ -181,7 +181,7 @@ func (b *uringBackend) serveData(st *urState, data []byte, fn func(*Completion))
 	space, id := b.prov.Provide()
 	if space == nil {
 		st.spill = append(st.spill, data...)
-		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, Err: unix.ENOBUFS, BufID: -1}, fn)
+		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, Err: NoSpace, BufID: -1}, fn)
 		return
 	}
 	k := copy(space, data)
@@ -294,7 +294,7 @@ func (b *uringBackend) fromSpill(st *urState) (Completion, bool) {
 		buf := st.rbuf
 		if buf == nil {
 			if buf, c.BufID = b.prov.Provide(); buf == nil {
-				c.Err = unix.ENOBUFS
+				c.Err = NoSpace
 				return c, true
 			}
 		}
