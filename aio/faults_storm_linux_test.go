@@ -4,178 +4,22 @@ package aio_test
 // watcher's reads and writes, on every backend: transient errnos are
 // retried without a trace, resource errnos complete one connection's
 // request with a clear error. (aio has no accept of its own: the caller
-// accepts; see faults_emfile_test.go for what it does at the descriptor
+// accepts; see faults_emfile_linux_test.go for what it does at the descriptor
 // limit.)
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/galeio/gale/aio"
 	"github.com/galeio/gale/internal/backendtest"
 	"github.com/galeio/gale/internal/faulttest"
 	"golang.org/x/sys/unix"
 )
-
-// fsServer is the echo server of the fault tests: connections accepted
-// with package net, delegated to a watcher with their first read, echoed
-// with writes of copies. A request that fails has its error recorded
-// and its connection freed.
-type fsServer struct {
-	w    *aio.Watcher
-	addr net.Addr
-	user bool // reads into the server's own buffers, else the swap buffer
-
-	mu   sync.Mutex
-	errs map[string]error // the first error of each connection, by peer address
-}
-
-// fsConn is a connection's request context.
-type fsConn struct{ buf []byte }
-
-// startFSServer starts an fsServer; everything stops at cleanup.
-func startFSServer(t testing.TB, user bool) *fsServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("Listen = %v", err)
-	}
-	s := &fsServer{w: newWatcher(t, aio.Config{}), addr: ln.Addr(), user: user, errs: map[string]error{}}
-	var wg sync.WaitGroup
-	wg.Go(func() { s.accept(ln) })
-	wg.Go(s.serve)
-	t.Cleanup(func() {
-		ln.Close()
-		s.w.Close()
-		wg.Wait()
-	})
-	return s
-}
-
-func (s *fsServer) accept(ln net.Listener) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		ctx := &fsConn{}
-		if s.user {
-			ctx.buf = make([]byte, 16<<10)
-		}
-		if s.w.Read(ctx, c, ctx.buf) != nil {
-			c.Close()
-		}
-	}
-}
-
-func (s *fsServer) serve() {
-	for {
-		rs, err := s.w.WaitIO()
-		if err != nil {
-			return
-		}
-		for _, r := range rs {
-			ctx := r.Context.(*fsConn)
-			switch {
-			case r.Error != nil:
-				s.failed(r)
-			case r.Operation == aio.OpRead:
-				s.w.Write(ctx, r.Conn, bytes.Clone(r.Buffer[:r.Size]))
-			default:
-				s.w.Read(ctx, r.Conn, ctx.buf)
-			}
-		}
-	}
-}
-
-// failed records r's error, the first of its connection, and frees it.
-func (s *fsServer) failed(r aio.OpResult) {
-	key := r.Conn.RemoteAddr().String()
-	s.mu.Lock()
-	if s.errs[key] == nil {
-		s.errs[key] = fmt.Errorf("%v: %w", r.Operation, r.Error)
-	}
-	s.mu.Unlock()
-	s.w.Free(r.Conn)
-}
-
-// errOf returns the first error of the connection from peer.
-func (s *fsServer) errOf(peer net.Conn) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.errs[peer.LocalAddr().String()]
-}
-
-// errCount returns how many connections failed.
-func (s *fsServer) errCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.errs)
-}
-
-// fsClients dials n echo clients of s.
-func fsClients(t *testing.T, s *fsServer, n int, seed uint64) []*faulttest.Echo {
-	t.Helper()
-	cs := make([]*faulttest.Echo, n)
-	for i := range cs {
-		c, err := net.DialTimeout("tcp", s.addr.String(), waitTimeout)
-		if err != nil {
-			t.Fatalf("Dial = %v", err)
-		}
-		cs[i] = faulttest.NewEcho(t, c, seed+uint64(i))
-	}
-	return cs
-}
-
-// fsRounds makes every client, each on its own goroutine, send rounds
-// messages of 1 to 2 KiB, each after the echo of the one before. With
-// immediate, every echo must come back (within waitTimeout); otherwise a
-// client waits 20 ms for it and goes on, its next message bringing the
-// edge a held socket waits for.
-func fsRounds(cs []*faulttest.Echo, rounds int, immediate bool) error {
-	wait := 20 * time.Millisecond
-	if immediate {
-		wait = waitTimeout
-	}
-	errs := make(chan error, len(cs))
-	for i, c := range cs {
-		go func() {
-			for r := range rounds {
-				if err := c.Send(1<<10+(r*331)%(1<<10), waitTimeout); err != nil {
-					errs <- fmt.Errorf("client %d, round %d: Send = %v", i, r, err)
-					return
-				}
-				if !c.Wait(wait) && immediate {
-					errs <- fmt.Errorf("client %d, round %d: %d of %d bytes echoed (reader: %v), want all: the errno is retried at once", i, r, c.Got(), c.Sent(), c.Err())
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
-	var err error
-	for range cs {
-		err = errors.Join(err, <-errs)
-	}
-	return err
-}
-
-// fsSendAll makes every client send n bytes, each on its own goroutine,
-// and waits for the writes.
-func fsSendAll(cs []*faulttest.Echo, n int) {
-	var wg sync.WaitGroup
-	for _, c := range cs {
-		wg.Go(func() { c.Send(n, waitTimeout) })
-	}
-	wg.Wait()
-}
 
 // fsBuffers names the two ways the server reads.
 var fsBuffers = []struct {
