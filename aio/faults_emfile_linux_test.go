@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeio/gale/aio"
 	"github.com/galeio/gale/internal/backendtest"
 	"github.com/galeio/gale/internal/faulttest"
 )
@@ -31,7 +32,7 @@ const fsStarvedCPU = 0.20
 func TestEMFILEReal(t *testing.T) { backendtest.Run(t, testEMFILEReal) }
 
 func testEMFILEReal(t *testing.T) {
-	s := newFSServer(t, false)
+	s := newFSServer(t, aio.Config{}, false)
 	old := fsPairs(t, s, 2, 1, true)
 	fsEchoRound(t, fsEchoes(old), "before the table is full")
 	waiting := fsPairs(t, s, 2, 10, false)

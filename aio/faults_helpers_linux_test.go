@@ -21,11 +21,13 @@ import (
 // handed to serve), echoed with writes of copies. A request that fails
 // has its error recorded and its connection freed, except when the
 // delegation itself failed: the caller's conn is then still open, and
-// the test may hand it over again.
+// the test may hand it over again. Completions of requests the test made
+// itself (with a context other than the server's) go to other.
 type fsServer struct {
-	w    *aio.Watcher
-	addr net.Addr // with startFSServer
-	user bool     // reads into the server's own buffers, else the swap buffer
+	w     *aio.Watcher
+	addr  net.Addr // with startFSServer
+	user  bool     // reads into the server's own buffers, else the swap buffer
+	other chan result
 
 	mu   sync.Mutex
 	errs map[string]error // the first error of each connection, by peer address
@@ -34,11 +36,11 @@ type fsServer struct {
 // fsConn is a connection's request context.
 type fsConn struct{ buf []byte }
 
-// newFSServer starts an fsServer without a listener; everything stops at
-// cleanup.
-func newFSServer(t testing.TB, user bool) *fsServer {
+// newFSServer starts an fsServer on a watcher configured by cfg, without
+// a listener; everything stops at cleanup.
+func newFSServer(t testing.TB, cfg aio.Config, user bool) *fsServer {
 	t.Helper()
-	s := &fsServer{w: newWatcher(t, aio.Config{}), user: user, errs: map[string]error{}}
+	s := &fsServer{w: newWatcher(t, cfg), user: user, errs: map[string]error{}, other: make(chan result, 1024)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -58,7 +60,7 @@ func startFSServer(t testing.TB, user bool) *fsServer {
 	if err != nil {
 		t.Fatalf("Listen = %v", err)
 	}
-	s := newFSServer(t, user)
+	s := newFSServer(t, aio.Config{}, user)
 	s.addr = ln.Addr()
 	done := make(chan struct{})
 	go func() {
@@ -101,7 +103,11 @@ func (s *fsServer) loop() {
 			return
 		}
 		for _, r := range rs {
-			ctx := r.Context.(*fsConn)
+			ctx, ok := r.Context.(*fsConn)
+			if !ok {
+				s.other <- copyResult(r)
+				continue
+			}
 			switch {
 			case r.Error != nil:
 				s.failed(r)
@@ -111,6 +117,18 @@ func (s *fsServer) loop() {
 				s.w.Read(ctx, r.Conn, ctx.buf)
 			}
 		}
+	}
+}
+
+// next returns the next completion of a request the test made itself.
+func (s *fsServer) next(t testing.TB) result {
+	t.Helper()
+	select {
+	case r := <-s.other:
+		return r
+	case <-time.After(waitTimeout):
+		t.Fatalf("no completion within %v", waitTimeout)
+		return result{}
 	}
 }
 
