@@ -53,7 +53,10 @@ func fsResetCase(t *testing.T, write bool) {
 		if err := s.w.Write("queued", c, []byte("queued")); err != nil {
 			t.Fatalf("Write = %v", err)
 		}
-		waitFor(t, "the write to fill the socket", func() bool { return s.w.Stats().Total().BytesWritten > 0 })
+		s.w.Poke() // the write is in flight: the peer's buffers are full
+		if st := s.w.Stats().Total(); st.PendingWrites != 2 {
+			t.Fatalf("Stats: %d writes pending, want 2", st.PendingWrites)
+		}
 	}
 	fsEchoRound(t, others, "with the requests pending")
 
