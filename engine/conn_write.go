@@ -128,13 +128,21 @@ func (c *Conn) writeNow(bufs [][]byte) (int, syscall.Errno) {
 }
 
 // unlockAndFlush releases c.mu and posts the flush task if writeLocked
-// asked for it.
+// asked for it. If the loop no longer takes tasks, it is stopping and
+// will close c without sending its queue: this Write fails, and so does
+// every later one, at once (flushPosted stays set, so a later Write would
+// neither post nor fail, its bytes queued for nothing).
 func (c *Conn) unlockAndFlush(n int, err error) (int, error) {
 	post := c.needPost
 	c.needPost = false
 	c.mu.Unlock()
-	if post && c.post((*flushTask)(c)) != nil && err == nil {
-		return n, ErrEngineStopped
+	if post && c.post((*flushTask)(c)) != nil {
+		c.mu.Lock()
+		c.dead = true
+		c.mu.Unlock()
+		if err == nil {
+			err = ErrEngineStopped
+		}
 	}
 	return n, err
 }

@@ -270,7 +270,7 @@ func testStormAccept(t *testing.T) {
 			for range cs {
 				etOpened(t, h)
 			}
-			t.Log(fmt.Sprintf("outage: %d accept calls in %v; storm: %d of %d failed", calls, outage, storm.Hits(), storm.Calls()))
+			t.Logf("outage: %d accept calls in %v; storm: %d of %d failed", calls, outage, storm.Hits(), storm.Calls())
 		})
 	}
 }
