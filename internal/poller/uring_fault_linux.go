@@ -21,7 +21,8 @@ import (
 //
 // The completion path (resubmission, the end of a multishot, the owner's
 // error) then runs as for a real failure. Outside such tests this costs
-// one atomic load per prepared operation and per multishot completion.
+// one atomic load (sock.Faulty) per prepared operation and per multishot
+// completion.
 
 // injected is a failure waiting for the completion it rewrites.
 type injected struct {
@@ -30,7 +31,7 @@ type injected struct {
 }
 
 // injectFault turns e, just prepared for op on fd, into a no-op if a
-// test injects a failure for it.
+// test injects a failure for it. Callers check sock.Faulty first.
 func (b *uringBackend) injectFault(e *uring.SQE, op sock.FaultOp, fd int) {
 	errno := sock.Fault(op, fd)
 	if errno == 0 {
@@ -42,6 +43,7 @@ func (b *uringBackend) injectFault(e *uring.SQE, op sock.FaultOp, fd int) {
 
 // faultRunning consults the hook for a completion of st's running
 // multishot (data), and ends the multishot if a failure is injected.
+// Callers check sock.Faulty first.
 func (b *uringBackend) faultRunning(st *urState, data ud) {
 	if st.rstop {
 		return // being stopped already

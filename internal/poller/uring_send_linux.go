@@ -70,7 +70,9 @@ func (b *uringBackend) armSend(st *urState) {
 		m.hdr.SetIovlen(len(m.iov))
 		e.Opcode, e.Addr = uring.OpSendmsg, uint64(uintptr(unsafe.Pointer(&m.hdr)))
 	}
-	b.injectFault(e, sock.FaultWrite, st.fd)
+	if sock.Faulty() {
+		b.injectFault(e, sock.FaultWrite, st.fd)
+	}
 }
 
 // sendDone handles a completion of st's send-side kernel operation.

@@ -41,6 +41,10 @@ func SetFault(f FaultFunc) (restore func()) {
 	return func() { atomic.StorePointer(&fault, old) }
 }
 
+// Faulty reports whether a test installed a fault hook: one atomic load,
+// for callers that guard a call to Fault they keep out of line.
+func Faulty() bool { return atomic.LoadPointer(&fault) != nil }
+
 // Fault returns the errno a test injected for op on fd, or 0: the call is
 // to be made. An injected failure stands for the whole call: nothing is
 // read, written or accepted.
