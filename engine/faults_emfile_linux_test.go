@@ -76,21 +76,6 @@ func testEMFILEReal(t *testing.T) {
 	etEchoRound(t, old, "at the end")
 }
 
-// etEchoRound sends 1 KiB on every client and waits for its echo.
-func etEchoRound(t *testing.T, cs []*faulttest.Echo, when string) {
-	t.Helper()
-	for i, err := range etSendAll(cs, 1<<10) {
-		if err != nil {
-			t.Fatalf("%s: client %d: Send = %v", when, i, err)
-		}
-	}
-	for i, c := range cs {
-		if !c.Wait(etWait) {
-			t.Fatalf("%s: client %d: %d of %d bytes echoed (reader: %v)", when, i, c.Got(), c.Sent(), c.Err())
-		}
-	}
-}
-
 // etRawSockets makes n blocking TCP sockets, closed at cleanup unless
 // the caller set their entry to -1 (handed to etFileConn).
 func etRawSockets(t *testing.T, n int) []int {

@@ -25,37 +25,6 @@ import (
 // on a server that waits for readiness.
 const etStormBytes = 48 << 10
 
-// etEchoClients dials n clients of a, each checking its echo.
-func etEchoClients(t *testing.T, a net.Addr, n int, seed uint64) []*faulttest.Echo {
-	t.Helper()
-	cs := make([]*faulttest.Echo, n)
-	for i := range cs {
-		cs[i] = faulttest.NewEcho(t, etDial(t, a), seed+uint64(i))
-	}
-	return cs
-}
-
-// etSendAll makes every client send n bytes at once, each on its own
-// goroutine, and waits for the writes. Write errors are returned per
-// client.
-func etSendAll(cs []*faulttest.Echo, n int) []error {
-	errs := make([]error, len(cs))
-	done := make(chan struct{})
-	for i, c := range cs {
-		go func() {
-			errs[i] = c.Send(n, etWait)
-			done <- struct{}{}
-		}()
-	}
-	for range cs {
-		<-done
-	}
-	return errs
-}
-
-// etBackend returns the backend e runs on.
-func etBackend(e *engine.Engine) engine.Backend { return e.Stats().Total().Backend }
-
 // TestStormTransient checks that storms of EINTR and EAGAIN, every 2nd
 // to 10th read, write and accept, are invisible: every connection is
 // accepted, echoes every byte in order, and stays open. The clients make
