@@ -165,7 +165,7 @@ func (c *conn) received(l *loop.Loop, p *poller.Completion) {
 	r := c.readers.head
 	c.lp.stats.bytesRead.Add(uint64(p.N))
 	switch {
-	case p.Err == unix.ENOBUFS:
+	case p.Err == poller.NoSpace: // the swap buffer is full: wait for WaitIO
 		if r.timedOut {
 			c.done(l, &c.readers, r, ErrDeadline)
 			return

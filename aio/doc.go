@@ -126,6 +126,18 @@
 // Completions carry nil, io.EOF (the peer closed), ErrDeadline,
 // ErrConnClosed, ErrUnsupported, or a *net.OpError.
 //
+// A system call interrupted (EINTR) or not ready (EAGAIN) is retried by
+// the loop and never reaches a completion. Any other failure of a read or
+// write, a reset (ECONNRESET, EPIPE) or a lack of kernel memory (ENOMEM,
+// ENOBUFS) alike, completes that request with a *net.OpError ("read" or
+// "write") around an *os.SyscallError and touches no other connection; the
+// connection stays delegated until Free. (On io_uring, ENOBUFS from a
+// swap-buffer read means the kernel's provided-buffer ring ran dry, which
+// is no error: the read waits for buffers.) Delegation itself can fail
+// when the process is out of descriptors: the duplicate of the caller's
+// descriptor fails with EMFILE, completing the request with a *net.OpError
+// ("dup") and leaving the caller's conn open.
+//
 // # Platforms
 //
 // Linux (epoll) is the tested platform. The kqueue backend for macOS and

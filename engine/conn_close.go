@@ -12,6 +12,12 @@ func (c *Conn) closeGracefully(err error) {
 		return
 	}
 	c.closing, c.closeErr = true, err
+	// From now on Write fails (net.ErrClosed, as documented): bytes it
+	// queued could otherwise slip in between the check that the queue is
+	// empty and finish, which drops them after Write reported them queued.
+	c.mu.Lock()
+	c.dead = true
+	c.mu.Unlock()
 	if c.reading {
 		c.lp.l.Backend().Cancel(c.tag, poller.OpRecv)
 	}

@@ -61,7 +61,7 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 		c.touch()
 		w, errno := c.writeNow(bufs)
 		if errno != 0 && errno != unix.EAGAIN {
-			return 0, c.opError("write", errno) // the loop learns it from its read
+			return 0, c.writeFailed(errno)
 		}
 		c.lp.stats.bytesOut.Add(uint64(w))
 		if w == total {
@@ -83,6 +83,19 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 		c.needPost = true
 	}
 	return total, nil
+}
+
+// writeFailed ends c after a direct write failed with errno, and returns
+// the write's error. No later Write may succeed: its bytes would follow a
+// hole in the stream. The loop learns of a reset or a broken pipe from its
+// next receive too, but not of ENOMEM or ENOBUFS, which leave the socket
+// open; so the write's error closes c, as a failed send does (sent). c.mu
+// is held.
+func (c *Conn) writeFailed(errno syscall.Errno) error {
+	err := c.opError("write", errno)
+	c.dead = true
+	c.post(loop.Func(func(*loop.Loop) { c.fail(err) }))
+	return err
 }
 
 // batchMax is the largest write a ring loop batches (see eloop.ring); a
@@ -115,13 +128,21 @@ func (c *Conn) writeNow(bufs [][]byte) (int, syscall.Errno) {
 }
 
 // unlockAndFlush releases c.mu and posts the flush task if writeLocked
-// asked for it.
+// asked for it. If the loop no longer takes tasks, it is stopping and
+// will close c without sending its queue: this Write fails, and so does
+// every later one, at once (flushPosted stays set, so a later Write would
+// neither post nor fail, its bytes queued for nothing).
 func (c *Conn) unlockAndFlush(n int, err error) (int, error) {
 	post := c.needPost
 	c.needPost = false
 	c.mu.Unlock()
-	if post && c.post((*flushTask)(c)) != nil && err == nil {
-		return n, ErrEngineStopped
+	if post && c.post((*flushTask)(c)) != nil {
+		c.mu.Lock()
+		c.dead = true
+		c.mu.Unlock()
+		if err == nil {
+			err = ErrEngineStopped
+		}
 	}
 	return n, err
 }

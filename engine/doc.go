@@ -60,6 +60,25 @@
 // Options.CloseOnDeadline is set. Options.IdleTimeout closes connections
 // that neither read nor write for that long.
 //
+// # Errors
+//
+// OnClose reports why a connection ended: nil after Close, io.EOF when the
+// peer closed, ErrEngineStopped, ErrWriteBufferFull, a deadline error, or a
+// *net.OpError ("read", "write", "shutdown") around an *os.SyscallError. A
+// system call interrupted (EINTR) or not ready (EAGAIN) is retried and
+// never reported. Any other failure of a read or a write, a reset
+// (ECONNRESET, EPIPE) or a lack of kernel memory (ENOMEM, ENOBUFS) alike,
+// closes that connection, and only it, dropping its queued output; a Write
+// that fails so returns the error, and every later Write net.ErrClosed.
+// (On io_uring, ENOBUFS from a receive means the kernel's provided-buffer
+// ring ran dry, which is no error: the receive waits for buffers.)
+//
+// A listener whose accept fails for want of resources (EMFILE, ENFILE,
+// ENOBUFS, ENOMEM) waits before trying again, 5 ms doubling to 1 s, so a
+// process out of descriptors does not spin; the connections waiting in
+// the backlog are accepted once it recovers. Stats counts the failures
+// (AcceptErrors).
+//
 // # Lifecycle
 //
 // Shutdown stops accepting, lets queued output drain and closes the

@@ -30,6 +30,9 @@ var policy = map[string][]string{
 	// backendtest runs a test once per backend this machine has: tests
 	// only.
 	"internal/backendtest": {"internal/poller"},
+	// faulttest injects system-call failures through internal/sock's
+	// hook: tests only.
+	"internal/faulttest": {"internal/sock"},
 	// benchrun is galebench's machinery, shared by cmd/galebench and the
 	// bench module: a program in all but name, it runs gale's public APIs
 	// as echo servers.

@@ -31,7 +31,7 @@ func (e *emul) recv(st *fdState) (Completion, bool) {
 	if buf == nil {
 		buf, id = e.prov.Provide()
 		if buf == nil {
-			return Completion{Tag: st.tag, Op: OpRecv, Err: unix.ENOBUFS, BufID: -1}, true
+			return Completion{Tag: st.tag, Op: OpRecv, Err: NoSpace, BufID: -1}, true
 		}
 	}
 	n, errno := sock.Read(st.fd, buf)

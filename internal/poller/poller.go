@@ -50,8 +50,8 @@
 // At most one operation of the receive side (Recv, RecvFrom, Accept) and
 // one of the send side (Send, SendTo, Connect) may be in flight per tag. A completion's Err
 // is the raw errno (0 on success): EAGAIN never escapes, ECANCELED marks a
-// cancelled operation and ENOBUFS a nil-buffer receive for which the Provider
-// had no space; the caller resubmits it when space is back.
+// cancelled operation and NoSpace a nil-buffer receive for which the
+// Provider had no space; the caller resubmits it when space is back.
 //
 // Kernel-visible data (the epoll event's data word, io_uring's user_data)
 // carries a Tag, a slot index and a generation number, never a Go pointer;
@@ -64,6 +64,12 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// NoSpace is the Err of a nil-buffer receive for which the Provider had no
+// space. It is no errno of the kernel's (those stay below 4096), so the
+// owner tells it from a receive that failed with ENOBUFS, which is an
+// error of the connection, not a reason to wait for space.
+const NoSpace = syscall.Errno(1 << 16)
 
 // Tag names an owner of operations: a slot index in the loop's table and the
 // slot's generation, which changes every time the slot is reused.

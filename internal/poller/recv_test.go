@@ -293,7 +293,7 @@ func (p *testProvider) takeCalls() string {
 }
 
 // TestRecvProvider: a receive without a buffer reads into the Provider's
-// space and commits what it used; with no space it completes with ENOBUFS
+// space and commits what it used; with no space it completes with NoSpace
 // and works again once space is back.
 func TestRecvProvider(t *testing.T) { backendtest.Run(t, testRecvProvider) }
 
@@ -320,13 +320,13 @@ func testRecvProvider(t *testing.T) {
 			t.Fatalf("provider calls = %s, want %s", got, want)
 		}
 
-		// Immediate, no space: ENOBUFS, then a resubmission succeeds.
+		// Immediate, no space: NoSpace, then a resubmission succeeds.
 		writeAll(t, peer, []byte("more"))
 		waitReadable(t, fd)
 		be.Recv(tagA, nil)
 		r = waitOne(t, be)
-		if r.Tag != tagA || r.Op != poller.OpRecv || r.Err != unix.ENOBUFS || r.N != 0 || r.BufID != -1 {
-			t.Fatalf("completion without space = %v, want ENOBUFS, N 0, BufID -1", r)
+		if r.Tag != tagA || r.Op != poller.OpRecv || r.Err != poller.NoSpace || r.N != 0 || r.BufID != -1 {
+			t.Fatalf("completion without space = %v, want NoSpace, N 0, BufID -1", r)
 		}
 		if got, want := p.takeCalls(), "[provide nil]"; got != want {
 			t.Fatalf("provider calls = %s, want %s", got, want)
@@ -351,8 +351,8 @@ func testRecvProvider(t *testing.T) {
 		p.free = nil
 		writeAll(t, peer, []byte("late"))
 		r = waitOne(t, be)
-		if r.Err != unix.ENOBUFS || r.N != 0 || r.BufID != -1 {
-			t.Fatalf("parked completion without space = %v, want ENOBUFS, N 0, BufID -1", r)
+		if r.Err != poller.NoSpace || r.N != 0 || r.BufID != -1 {
+			t.Fatalf("parked completion without space = %v, want NoSpace, N 0, BufID -1", r)
 		}
 		if got := p.takeCalls(); !strings.HasSuffix(got, "provide nil]") || strings.Contains(got, "commit") {
 			t.Fatalf("provider calls = %s, want no commit, ending with the failed provide", got)

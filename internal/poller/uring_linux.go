@@ -51,12 +51,13 @@ type uringBackend struct {
 	bufOff   []int              // per provided buffer: bytes the kernel filled so far (incremental)
 	publish  bool               // buffers were returned to the ring since the last Publish
 
-	ready, spare []Completion // completions made outside completion handling
-	later        []Tag        // receives to serve from spilled data
-	idle         []Tag        // multishots whose owner may have stopped: checked at batch end
-	starved      []Tag        // multishot receives ended by ENOBUFS: re-armed at batch end
-	iov          []unix.Iovec // scratch of the last attempt at cancelled sends
-	cur          Completion   // see emul.cur
+	ready, spare []Completion        // completions made outside completion handling
+	later        []Tag               // receives to serve from spilled data
+	idle         []Tag               // multishots whose owner may have stopped: checked at batch end
+	starved      []Tag               // multishot receives ended by ENOBUFS: re-armed at batch end
+	iov          []unix.Iovec        // scratch of the last attempt at cancelled sends
+	faults       map[uint64]injected // tests: injected failures by user_data (uring_fault_linux.go)
+	cur          Completion          // see emul.cur
 }
 
 // Ring sizes: a submission queue deep enough for a busy iteration, and a
@@ -292,6 +293,9 @@ func (b *uringBackend) reap(fn func(*Completion)) {
 // handle routes one completion (a copy: callbacks may submit, and the
 // entry is released only after the batch).
 func (b *uringBackend) handle(c uring.CQE, fn func(*Completion)) {
+	if len(b.faults) > 0 {
+		b.faulted(&c)
+	}
 	if c.Flags&uring.CQEFMore == 0 {
 		b.inflight--
 	}

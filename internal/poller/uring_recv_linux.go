@@ -60,16 +60,25 @@ func (b *uringBackend) kickRecv(st *urState) {
 		e := b.sqe(makeUD(st.tag, kRecvMulti))
 		e.Opcode, e.FD, e.Flags = uring.OpRecv, int32(st.fd), uring.SQEBufferSelect
 		e.IOPrio, e.BufIndex = uring.RecvMultishot, b.br.Group()
+		if sock.Faulty() {
+			b.injectFault(e, sock.FaultRead, st.fd)
+		}
 	case kRecv:
 		e := b.sqe(makeUD(st.tag, kRecv))
 		e.Opcode, e.FD = uring.OpRecv, int32(st.fd)
 		if len(st.rbuf) > 0 {
 			e.Addr, e.Len = addrOf(st.rbuf), uint32(min(len(st.rbuf), 1<<30))
 		}
+		if sock.Faulty() {
+			b.injectFault(e, sock.FaultRead, st.fd)
+		}
 	case kAccept:
 		e := b.sqe(makeUD(st.tag, kAccept))
 		e.Opcode, e.FD, e.IOPrio = uring.OpAccept, int32(st.fd), uring.AcceptMultishot
 		e.OpFlags = unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC
+		if sock.Faulty() {
+			b.injectFault(e, sock.FaultAccept, st.fd)
+		}
 	case kPollIn:
 		if c, done := b.recvFrom(st); done {
 			b.ready = append(b.ready, c)
@@ -87,6 +96,8 @@ func (b *uringBackend) recvDone(st *urState, c uring.CQE, fn func(*Completion)) 
 	more := c.Flags&uring.CQEFMore != 0
 	if !more {
 		st.rk, st.rstop = 0, false
+	} else if sock.Faulty() {
+		b.faultRunning(st, ud(c.UserData))
 	}
 	switch ud(c.UserData).kind() {
 	case kRecvMulti:
@@ -176,7 +187,7 @@ func (b *uringBackend) serveData(st *urState, data []byte, fn func(*Completion))
 	space, id := b.prov.Provide()
 	if space == nil {
 		st.spill = append(st.spill, data...)
-		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, Err: unix.ENOBUFS, BufID: -1}, fn)
+		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, Err: NoSpace, BufID: -1}, fn)
 		return
 	}
 	k := copy(space, data)
@@ -289,7 +300,7 @@ func (b *uringBackend) fromSpill(st *urState) (Completion, bool) {
 		buf := st.rbuf
 		if buf == nil {
 			if buf, c.BufID = b.prov.Provide(); buf == nil {
-				c.Err = unix.ENOBUFS
+				c.Err = NoSpace
 				return c, true
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/galeio/gale/internal/sock"
 	"github.com/galeio/gale/internal/uring"
 	"golang.org/x/sys/unix"
 )
@@ -59,16 +60,19 @@ func (b *uringBackend) armSend(st *urState) {
 	if first == len(st.sbufs)-1 {
 		rest := st.sbufs[first][skip:]
 		e.Opcode, e.Addr, e.Len = uring.OpSend, addrOf(rest), uint32(min(len(rest), 1<<30))
-		return
+	} else {
+		if st.msg == nil {
+			st.msg = new(urMsg)
+		}
+		m := st.msg
+		m.iov, _ = appendIovecs(m.iov[:0], st.sbufs, st.sent)
+		m.hdr = unix.Msghdr{Iov: &m.iov[0]}
+		m.hdr.SetIovlen(len(m.iov))
+		e.Opcode, e.Addr = uring.OpSendmsg, uint64(uintptr(unsafe.Pointer(&m.hdr)))
 	}
-	if st.msg == nil {
-		st.msg = new(urMsg)
+	if sock.Faulty() {
+		b.injectFault(e, sock.FaultWrite, st.fd)
 	}
-	m := st.msg
-	m.iov, _ = appendIovecs(m.iov[:0], st.sbufs, st.sent)
-	m.hdr = unix.Msghdr{Iov: &m.iov[0]}
-	m.hdr.SetIovlen(len(m.iov))
-	e.Opcode, e.Addr = uring.OpSendmsg, uint64(uintptr(unsafe.Pointer(&m.hdr)))
 }
 
 // sendDone handles a completion of st's send-side kernel operation.

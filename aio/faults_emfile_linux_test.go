@@ -1,0 +1,121 @@
+package aio_test
+
+// The watcher at the process's real open-file limit. aio has no accept of
+// its own: the caller accepts (with package net), so EMFILE on accept is
+// the caller's, and the engine's listener is tested for it
+// (engine/faults_emfile_linux_test.go). What a watcher needs at the limit
+// is one descriptor per delegation, its duplicate of the caller's.
+
+import (
+	"errors"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/aio"
+	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/faulttest"
+)
+
+// fsStarvedCPU is the most CPU the process may use, in a fraction of one
+// core, while its descriptor table is full and nothing else runs.
+const fsStarvedCPU = 0.20
+
+// TestEMFILEReal checks a watcher when the process has no descriptor
+// left: a conn's first request cannot delegate it (the duplicate fails
+// with EMFILE) and completes with a *net.OpError ("dup") of EMFILE,
+// leaving the caller's conn open; the connections already delegated are
+// still served; the process does not spin (its CPU time over a second,
+// measured with getrusage(2), stays under 20 % of one core). Once
+// descriptors are freed, the same conn is delegated and served.
+func TestEMFILEReal(t *testing.T) { backendtest.Run(t, testEMFILEReal) }
+
+func testEMFILEReal(t *testing.T) {
+	s := newFSServer(t, aio.Config{}, false)
+	old := fsPairs(t, s, 2, 1, true)
+	fsEchoRound(t, fsEchoes(old), "before the table is full")
+	waiting := fsPairs(t, s, 2, 10, false)
+
+	full := faulttest.Exhaust(t, 0)
+	for _, p := range waiting {
+		if err := s.serve(p.c); err != nil {
+			t.Fatalf("Read = %v, want nil: the failure is a completion", err)
+		}
+	}
+	for _, p := range waiting {
+		waitFor(t, "the failed delegation", func() bool { return s.errOf(p.echo.Conn()) != nil })
+		err := s.errOf(p.echo.Conn())
+		var oe *net.OpError
+		if !errors.As(err, &oe) || oe.Op != "dup" || !errors.Is(err, syscall.EMFILE) {
+			t.Fatalf("delegation with the table full: %v, want a *net.OpError of dup, EMFILE", err)
+		}
+	}
+	fsEchoRound(t, fsEchoes(old), "while delegations fail with EMFILE")
+
+	cpu0, t0 := faulttest.CPUTime(), time.Now()
+	time.Sleep(time.Second)
+	cpu, wall := faulttest.CPUTime()-cpu0, time.Since(t0)
+	share := cpu.Seconds() / wall.Seconds()
+	t.Logf("starved for %v with %d descriptors filling the table: %v of CPU (%.1f %% of a core)", wall.Round(time.Millisecond), full.Len(), cpu.Round(time.Millisecond), 100*share)
+	if share > fsStarvedCPU {
+		t.Errorf("the process used %.1f %% of a core with its table full, want under %.0f %%: it spins", 100*share, 100*fsStarvedCPU)
+	}
+	fsEchoRound(t, fsEchoes(old), "after a second with the table full")
+
+	full.Release()
+	for _, p := range waiting {
+		s.forget(p.echo.Conn())
+		if err := s.serve(p.c); err != nil {
+			t.Fatalf("Read = %v, want nil", err)
+		}
+	}
+	fsEchoRound(t, fsEchoes(waiting), "delegated once descriptors were freed")
+	for _, p := range waiting {
+		if err := s.errOf(p.echo.Conn()); err != nil {
+			t.Errorf("conn delegated after the release: %v", err)
+		}
+	}
+}
+
+// fsPair is a connection for the watcher and its peer's echo client.
+type fsPair struct {
+	c    net.Conn
+	echo *faulttest.Echo
+}
+
+// fsPairs makes n TCP connections, their peers checking the echo; with
+// serve, they are delegated to s at once.
+func fsPairs(t *testing.T, s *fsServer, n int, seed uint64, serve bool) []fsPair {
+	t.Helper()
+	ps := make([]fsPair, n)
+	for i := range ps {
+		c, peer := tcpPair(t)
+		ps[i] = fsPair{c: c, echo: faulttest.NewEcho(t, peer, seed+uint64(i))}
+		if serve {
+			if err := s.serve(c); err != nil {
+				t.Fatalf("Read = %v", err)
+			}
+		}
+	}
+	return ps
+}
+
+func fsEchoes(ps []fsPair) []*faulttest.Echo {
+	es := make([]*faulttest.Echo, len(ps))
+	for i, p := range ps {
+		es[i] = p.echo
+	}
+	return es
+}
+
+// fsEchoRound sends 1 KiB on every client and waits for its echo.
+func fsEchoRound(t *testing.T, cs []*faulttest.Echo, when string) {
+	t.Helper()
+	fsSendAll(cs, 1<<10)
+	for i, c := range cs {
+		if !c.Wait(waitTimeout) {
+			t.Fatalf("%s: client %d: %d of %d bytes echoed (reader: %v)", when, i, c.Got(), c.Sent(), c.Err())
+		}
+	}
+}
