@@ -35,30 +35,6 @@ const (
 	etChurnHeapSlack = 1 << 20
 )
 
-// etChurnServer echoes, and counts its connections and the closes that
-// did not come from the peer hanging up.
-type etChurnServer struct {
-	engine.BaseHandler
-	opens, closes atomic.Int64
-	badClose      atomic.Pointer[error] // the first OnClose error other than io.EOF
-}
-
-func (s *etChurnServer) OnOpen(*engine.Conn) ([]byte, engine.Action) {
-	s.opens.Add(1)
-	return nil, engine.None
-}
-
-func (s *etChurnServer) OnData(c *engine.Conn, in *engine.Inbound) engine.Action {
-	return etEcho(c, in)
-}
-
-func (s *etChurnServer) OnClose(_ *engine.Conn, err error) {
-	if err != io.EOF {
-		s.badClose.CompareAndSwap(nil, &err)
-	}
-	s.closes.Add(1)
-}
-
 // TestChurn runs connect–exchange–disconnect cycles against one echo
 // engine, checks every echo, and then that the process's descriptors,
 // goroutines and heap are back to where they were before the cycles
@@ -72,15 +48,8 @@ func testChurn(t *testing.T) {
 	if etLong() {
 		cycles = etChurnCyclesLong
 	}
-	h := &etChurnServer{}
-	e, err := engine.New(h, engine.Options{})
-	if err != nil {
-		t.Fatalf("engine.New: %v", err)
-	}
-	t.Cleanup(func() { etStop(t, e) })
-	if err := e.Start(); err != nil {
-		t.Fatalf("Start() = %v", err)
-	}
+	h := &etCountServer{}
+	e := etStartCount(t, h, engine.Options{})
 	a := etListen(t, e, "tcp")
 
 	// A warm-up, so that what the engine and the runtime allocate once
@@ -114,7 +83,7 @@ func testChurn(t *testing.T) {
 // etCheckChurnStats checks the engine's counters after the cycles: no
 // connection, queue, pause or timer left, every byte sent read and
 // echoed, every connection closed by its peer.
-func etCheckChurnStats(t *testing.T, e *engine.Engine, h *etChurnServer, in0 engine.LoopStats, sent int64, cycles int) {
+func etCheckChurnStats(t *testing.T, e *engine.Engine, h *etCountServer, in0 engine.LoopStats, sent int64, cycles int) {
 	t.Helper()
 	s := e.Stats()
 	tot := s.Total()

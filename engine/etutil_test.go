@@ -3,6 +3,7 @@ package engine_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -399,4 +400,48 @@ func etHeapNow() int64 {
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
 	return int64(s[0].Value.Uint64())
+}
+
+// etCountServer is a Handler for load tests with more connections than
+// etHandler's reports hold: it counts opens and closes, keeps the first
+// close for another reason than the peer hanging up, and runs data
+// (etEcho when nil) as OnData.
+type etCountServer struct {
+	engine.BaseHandler
+	data          func(c *engine.Conn, in *engine.Inbound) engine.Action
+	opens, closes atomic.Int64
+	badClose      atomic.Pointer[error] // the first OnClose error other than io.EOF
+}
+
+func (s *etCountServer) OnOpen(*engine.Conn) ([]byte, engine.Action) {
+	s.opens.Add(1)
+	return nil, engine.None
+}
+
+func (s *etCountServer) OnData(c *engine.Conn, in *engine.Inbound) engine.Action {
+	if s.data != nil {
+		return s.data(c, in)
+	}
+	return etEcho(c, in)
+}
+
+func (s *etCountServer) OnClose(_ *engine.Conn, err error) {
+	if err != io.EOF {
+		s.badClose.CompareAndSwap(nil, &err)
+	}
+	s.closes.Add(1)
+}
+
+// etStartCount starts an engine with h, stopped at cleanup.
+func etStartCount(t testing.TB, h *etCountServer, o engine.Options) *engine.Engine {
+	t.Helper()
+	e, err := engine.New(h, o)
+	if err != nil {
+		t.Fatalf("engine.New: %v", err)
+	}
+	t.Cleanup(func() { etStop(t, e) })
+	if err := e.Start(); err != nil {
+		t.Fatalf("Start() = %v", err)
+	}
+	return e
 }
