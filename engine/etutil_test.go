@@ -3,10 +3,12 @@ package engine_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
+	"github.com/galeio/gale/internal/leaktest"
 )
 
 // etWait bounds every wait of these tests for an event, a peer's bytes or
@@ -349,4 +352,96 @@ func (r *etRecorder) list() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.evs...)
+}
+
+// etLong reports whether the long versions of the load tests run
+// (GALE_LONG=1); by default they run at a size CI affords.
+func etLong() bool { return os.Getenv("GALE_LONG") == "1" }
+
+// etUsage is what the process holds: open descriptors, goroutines, and
+// heap bytes in live objects after a collection.
+type etUsage struct {
+	fds, goroutines int
+	heap            int64
+}
+
+// etMeasure collects garbage and takes the process's usage. It collects
+// twice: the first collection moves sync.Pool contents to the victim
+// cache, the second frees them.
+func etMeasure() etUsage {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fds, _ := leaktest.OpenFDs()
+	return etUsage{fds: len(fds), goroutines: runtime.NumGoroutine(), heap: int64(ms.HeapAlloc)}
+}
+
+// etSettle waits, for up to leaktest.Wait, until the usage is back within
+// the tolerances of base: no more descriptors, at most
+// leaktest.GoroutineSlack more goroutines, at most heapSlack more heap
+// bytes. It returns the last measure and whether it got there.
+func etSettle(base etUsage, heapSlack int64) (etUsage, bool) {
+	deadline := time.Now().Add(leaktest.Wait)
+	for {
+		u := etMeasure()
+		ok := u.fds <= base.fds && u.goroutines <= base.goroutines+leaktest.GoroutineSlack &&
+			u.heap <= base.heap+heapSlack
+		if ok || time.Now().After(deadline) {
+			return u, ok
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// etHeapNow returns the heap bytes in objects, live or not yet collected,
+// without a collection: a cheap sample for peaks.
+func etHeapNow() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
+}
+
+// etCountServer is a Handler for load tests with more connections than
+// etHandler's reports hold: it counts opens and closes, keeps the first
+// close for another reason than the peer hanging up, and runs data
+// (etEcho when nil) as OnData.
+type etCountServer struct {
+	engine.BaseHandler
+	data          func(c *engine.Conn, in *engine.Inbound) engine.Action
+	opens, closes atomic.Int64
+	badClose      atomic.Pointer[error] // the first OnClose error other than io.EOF
+}
+
+func (s *etCountServer) OnOpen(*engine.Conn) ([]byte, engine.Action) {
+	s.opens.Add(1)
+	return nil, engine.None
+}
+
+func (s *etCountServer) OnData(c *engine.Conn, in *engine.Inbound) engine.Action {
+	if s.data != nil {
+		return s.data(c, in)
+	}
+	return etEcho(c, in)
+}
+
+func (s *etCountServer) OnClose(_ *engine.Conn, err error) {
+	if err != io.EOF {
+		s.badClose.CompareAndSwap(nil, &err)
+	}
+	s.closes.Add(1)
+}
+
+// etStartCount starts an engine with h, stopped at cleanup.
+func etStartCount(t testing.TB, h *etCountServer, o engine.Options) *engine.Engine {
+	t.Helper()
+	e, err := engine.New(h, o)
+	if err != nil {
+		t.Fatalf("engine.New: %v", err)
+	}
+	t.Cleanup(func() { etStop(t, e) })
+	if err := e.Start(); err != nil {
+		t.Fatalf("Start() = %v", err)
+	}
+	return e
 }

@@ -231,6 +231,11 @@ func (b *uringBackend) Remove(tag Tag) error {
 		sock.Close(fd)
 	}
 	st.accepted, st.spill, st.spillOff = st.accepted[:0], st.spill[:0], 0
+	if cap(st.spill) > spillKeep {
+		// A burst's spill goes with its connection: kept in the slot, it
+		// would stay for good, whatever connects next.
+		st.spill = nil
+	}
 	st.rbuf, st.sbufs, st.sto = nil, nil, nil
 	return nil
 }

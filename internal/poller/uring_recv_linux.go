@@ -176,6 +176,11 @@ const (
 	acceptMax = 64
 )
 
+// spillKeep is the most spill capacity a slot keeps for its next owner
+// once its connection is removed; a larger spill, grown for a burst, goes
+// with the connection.
+const spillKeep = 4 << 10
+
 // serveData completes st's nil-buffer receive with data from the ring:
 // lent as is to a Transient provider's owner, copied into the Provider's
 // space otherwise (what does not fit is spilled).

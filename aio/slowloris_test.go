@@ -1,0 +1,343 @@
+package aio_test
+
+// Slowloris: thousands of connections that each send a byte now and then,
+// each holding a pending read on the watcher, while a few well-behaved
+// clients run echo round trips. The well-behaved clients must keep their
+// throughput, and a pending nil-buffer read must hold no swap memory.
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/aio"
+	"github.com/galeio/gale/internal/backendtest"
+)
+
+// stLoris is the size of a slowloris run: the number of connections, the
+// interval at which each sends a byte, how long it goes on, and how often
+// the well-behaved clients' throughput is measured meanwhile.
+type stLoris struct {
+	conns              int
+	interval, duration time.Duration
+	every              time.Duration
+}
+
+var (
+	// stLorisCI keeps to a few seconds per backend.
+	stLorisCI = stLoris{conns: 2000, interval: time.Second, duration: 3 * time.Second, every: 50 * time.Millisecond}
+	// stLorisLong (GALE_LONG=1) keeps 8,000 connections, 16,000
+	// descriptors with the clients' ends, under the limit of 20,000 open
+	// files; one byte a minute for three minutes.
+	stLorisLong = stLoris{conns: 8000, interval: time.Minute, duration: 3 * time.Minute, every: 15 * time.Second}
+)
+
+const (
+	// stLorisGood is the number of well-behaved clients, and
+	// stLorisTrips the round trips each runs per measurement.
+	stLorisGood, stLorisTrips = 4, 500
+	// stLorisMinRatio is the share of their throughput alone that the
+	// well-behaved clients must keep beside the slowloris (median of the
+	// pairs' ratios).
+	stLorisMinRatio = 0.8
+	// stLorisConnMem bounds the heap one slowloris connection may cost,
+	// both ends together (they share the process): the watcher's
+	// connection and its pending read (into the swap buffer: no memory of
+	// its own), the server's few bytes of partial line, and the client's
+	// net.Conn.
+	stLorisConnMem = 4 << 10
+)
+
+// stLineServer accepts on a loopback listener and echoes every whole line
+// of every connection through a watcher, reading into the swap buffer; a
+// partial line waits, copied aside, for its end. A connection is freed at
+// end of file.
+type stLineServer struct {
+	w       *aio.Watcher
+	ln      net.Listener
+	partial map[net.Conn][]byte // the WaitIO goroutine's
+	errs    stErrs
+}
+
+func stStartLines(t *testing.T, w *aio.Watcher) *stLineServer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("Listen = %v, want nil", err)
+	}
+	s := &stLineServer{w: w, ln: ln, partial: map[net.Conn][]byte{}}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if err := w.Read(nil, c, nil); err != nil {
+				s.errs.add(fmt.Errorf("Read = %v", err))
+				c.Close()
+			}
+		}
+	})
+	wg.Go(func() {
+		for {
+			res, err := w.WaitIO()
+			if err != nil {
+				return
+			}
+			for _, r := range res {
+				if err := s.serve(r); err != nil {
+					s.errs.add(err)
+				}
+			}
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		w.Close()
+		wg.Wait()
+	})
+	return s
+}
+
+func (s *stLineServer) serve(r aio.OpResult) error {
+	switch {
+	case r.Operation == aio.OpRead && r.Error == nil:
+		data := append(s.partial[r.Conn], r.Buffer[:r.Size]...) // out of the swap buffer
+		i := bytes.LastIndexByte(data, '\n')
+		if i < 0 {
+			s.partial[r.Conn] = data
+			return s.w.Read(nil, r.Conn, nil)
+		}
+		s.partial[r.Conn] = bytes.Clone(data[i+1:])
+		return s.w.Write(nil, r.Conn, data[:i+1])
+	case r.Operation == aio.OpWrite && r.Error == nil:
+		return s.w.Read(nil, r.Conn, nil)
+	case r.Error != io.EOF:
+		s.errs.add(fmt.Errorf("%v: size %d, %v", r.Operation, r.Size, r.Error))
+	}
+	delete(s.partial, r.Conn)
+	return s.w.Free(r.Conn)
+}
+
+// TestSlowloris serves line echo, through a watcher, to a few
+// well-behaved clients while thousands of connections trickle a line that
+// never ends, a byte per interval each. It checks that the well-behaved
+// clients keep at least stLorisMinRatio of their throughput; that the
+// watcher keeps every slowloris connection with its read pending and
+// reads every byte; that a slowloris connection costs at most
+// stLorisConnMem of heap; and that the swap buffer stays within its
+// bound. GALE_LONG=1 runs stLorisLong.
+//
+// The throughput is measured in pairs, back to back: with the trickle
+// paused (the slowloris connections idle, as between their bytes) and
+// running. The machine's load, which drifts, then weighs on both alike;
+// the ratio is the median of the pairs', and the pairs go on for longer
+// when it is short. The throughput before any slowloris connection is
+// logged.
+func TestSlowloris(t *testing.T) { backendtest.Run(t, testSlowloris) }
+
+func testSlowloris(t *testing.T) {
+	cfg := stLorisCI
+	if stLong() {
+		cfg = stLorisLong
+	}
+	w := stWatcher(t, aio.Config{})
+	srv := stStartLines(t, w)
+	good := stDialMany(t, srv.ln.Addr().String(), stLorisGood)
+	var before []float64
+	for range 5 {
+		before = append(before, stLineTrips(t, good, stLorisTrips))
+	}
+
+	base := stMeasure()
+	loris := stDialMany(t, srv.ln.Addr().String(), cfg.conns)
+	stWaitFor(t, nil, "every slowloris connection delegated", func() bool {
+		s := w.Stats().Total()
+		return s.Conns == stLorisGood+cfg.conns && s.PendingReads == s.Conns
+	})
+	in0 := w.Stats().Total().BytesRead
+	tr := stStartTrickle(loris, cfg.interval)
+	var idle, beside []float64
+	begin := time.Now()
+	for time.Since(begin) < cfg.duration || stLorisShort(beside, idle) && time.Since(begin) < cfg.duration+min(cfg.duration, time.Minute) {
+		time.Sleep(cfg.every)
+		tr.paused.Store(true)
+		idle = append(idle, stLineTrips(t, good, stLorisTrips))
+		tr.paused.Store(false)
+		beside = append(beside, stLineTrips(t, good, stLorisTrips))
+	}
+	if err := tr.end(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.duration = time.Since(begin).Round(100 * time.Millisecond) // what it ran for, for the log
+	held, s := stMeasure(), w.Stats().Total()
+	sent := tr.sent.Load()
+	stWaitFor(t, nil, "every slowloris byte read", func() bool {
+		return w.Stats().Total().BytesRead-in0 >= uint64(sent)+uint64(2*len(beside)*stLorisGood*stLorisTrips*64)
+	})
+	for _, c := range loris {
+		c.Close()
+	}
+	stWaitFor(t, nil, "the slowloris connections freed", func() bool { return w.Stats().Total().Conns == stLorisGood })
+	t.Logf("%d well-behaved conns: %.0f round trips/s before the slowloris conns, %.0f with them idle, %.0f with them trickling",
+		stLorisGood, stMedian(before), stMedian(idle), stMedian(beside))
+	stCheckLoris(t, cfg, stRatio(beside, idle), len(beside), held.heap-base.heap, sent, s)
+	srv.errs.check(t, "echo loop")
+}
+
+// stLorisShort reports whether the throughput beside the slowloris is
+// under stLorisMinRatio of it alone so far.
+func stLorisShort(beside, alone []float64) bool {
+	return len(beside) == 0 || stRatio(beside, alone) < stLorisMinRatio
+}
+
+// stRatio returns the median of the ratios beside[i] / alone[i].
+func stRatio(beside, alone []float64) float64 {
+	r := make([]float64, len(beside))
+	for i := range beside {
+		r[i] = beside[i] / alone[i]
+	}
+	return stMedian(r)
+}
+
+// stCheckLoris checks and logs the slowloris figures; s is the watcher's
+// counters with the slowloris connections open.
+func stCheckLoris(t *testing.T, cfg stLoris, ratio float64, pairs int, heap, sent int64, s aio.LoopStats) {
+	t.Helper()
+	perConn := heap / int64(cfg.conns)
+	t.Logf("%d slowloris conns, a byte each per %v of trickling, for %v (%d bytes): throughput ratio %.2f (median of %d pairs); heap %d B per slowloris conn, swap %d KiB",
+		cfg.conns, cfg.interval, cfg.duration, sent, ratio, pairs, perConn, s.SwapBytes>>10)
+	if ratio < stLorisMinRatio {
+		t.Errorf("well-behaved throughput beside the slowloris = %.2f of it alone, want at least %.2f", ratio, stLorisMinRatio)
+	}
+	if perConn > stLorisConnMem {
+		t.Errorf("heap per slowloris conn = %d bytes, want at most %d", perConn, stLorisConnMem)
+	}
+	if want := stLorisGood + cfg.conns; s.Conns != want || s.PendingReads != want {
+		t.Errorf("with the slowloris conns open: Conns %d, PendingReads %d, want %d each", s.Conns, s.PendingReads, want)
+	}
+	if limit := runtime.GOMAXPROCS(0) * 16 * 64 << 10; s.SwapBytes > limit { // Loops × SwapChunks × BufferSize
+		t.Errorf("SwapBytes = %d, want at most %d", s.SwapBytes, limit)
+	}
+}
+
+// stDialMany opens n connections to addr, 16 dials at a time, closed at
+// cleanup.
+func stDialMany(t *testing.T, addr string, n int) []net.Conn {
+	t.Helper()
+	conns := make([]net.Conn, n)
+	t.Cleanup(func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	})
+	err := stParallel(16, n, func(i int) error {
+		c, err := net.DialTimeout("tcp", addr, stTimeout)
+		if err != nil {
+			return fmt.Errorf("dial %d of %d: %w", i, n, err)
+		}
+		conns[i] = c
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conns
+}
+
+// stTrickler writes one byte to each of its conns per interval of running
+// time, spreading the writes evenly. Paused, it writes nothing, and does
+// not catch up afterwards.
+type stTrickler struct {
+	conns    []net.Conn
+	interval time.Duration
+	paused   atomic.Bool
+	sent     atomic.Int64
+	stop     chan struct{}
+	done     chan error
+}
+
+func stStartTrickle(conns []net.Conn, interval time.Duration) *stTrickler {
+	tr := &stTrickler{conns: conns, interval: interval, stop: make(chan struct{}), done: make(chan error, 1)}
+	go func() { tr.done <- tr.run() }()
+	return tr
+}
+
+// end stops the trickle and returns the first write error.
+func (tr *stTrickler) end() error {
+	close(tr.stop)
+	return <-tr.done
+}
+
+func (tr *stTrickler) run() error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	var running time.Duration
+	last := time.Now()
+	for n := 0; ; {
+		select {
+		case <-tr.stop:
+			return nil
+		case <-tick.C:
+		}
+		now := time.Now()
+		if !tr.paused.Load() {
+			running += now.Sub(last)
+		}
+		last = now
+		due := int(float64(len(tr.conns)) * float64(running) / float64(tr.interval))
+		for ; n < due; n++ {
+			c := tr.conns[n%len(tr.conns)]
+			c.SetWriteDeadline(time.Now().Add(stTimeout))
+			if _, err := c.Write([]byte{'x'}); err != nil {
+				return fmt.Errorf("slowloris conn %d: Write = %w", n%len(tr.conns), err)
+			}
+			tr.sent.Add(1)
+		}
+	}
+}
+
+// stLineTrips runs n 64-byte line round trips on each peer at once and
+// returns the round trips per second, all peers together.
+func stLineTrips(t *testing.T, peers []net.Conn, n int) float64 {
+	t.Helper()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, p := range peers {
+		wg.Go(func() {
+			msg, got := append(bytes.Repeat([]byte{byte('a' + i)}, 63), '\n'), make([]byte, 64)
+			p.SetDeadline(time.Now().Add(stTimeout))
+			defer p.SetDeadline(time.Time{})
+			for k := range n {
+				if _, err := p.Write(msg); err != nil {
+					t.Errorf("peer %d round trip %d: %v", i, k, err)
+					return
+				}
+				if _, err := io.ReadFull(p, got); err != nil || !bytes.Equal(got, msg) {
+					t.Errorf("peer %d round trip %d: %q, %v", i, k, got, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return float64(n*len(peers)) / time.Since(start).Seconds()
+}
+
+// stMedian returns the median of v.
+func stMedian(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	if len(s) == 0 {
+		return 0
+	}
+	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,73 @@
+//go:build linux
+
+package poller
+
+// The io_uring backend's spill must go with its connection: a slot's next
+// owner must not inherit the buffer a burst grew.
+
+import (
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// spillProvider is a Provider of one 64 KiB buffer.
+type spillProvider struct{ buf []byte }
+
+func (p *spillProvider) Provide() ([]byte, int) { return p.buf, 0 }
+func (p *spillProvider) Commit(int, int)        {}
+
+// TestURingRemoveDropsSpill fills a connection's spill (data a multishot
+// receive brings while the owner is not reading), removes the connection,
+// and checks that its slot keeps at most spillKeep bytes of it: a server
+// whose connections once spilled would otherwise hold that memory in every
+// slot for good, whatever connects next.
+func TestURingRemoveDropsSpill(t *testing.T) {
+	if err := Available(IOURing); err != nil {
+		t.Skipf("io_uring unavailable here: %v", err)
+	}
+	be, err := openURing(&spillProvider{buf: make([]byte, 64<<10)})
+	if err != nil {
+		t.Skipf("io_uring unavailable here: %v", err)
+	}
+	b := be.(*uringBackend)
+	defer b.Close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_SNDBUF, 1<<20)
+	tag := MakeTag(0, 1)
+	if err := b.Add(fds[0], tag, true); err != nil {
+		t.Fatal(err)
+	}
+
+	// One receive from the buffer ring starts the multishot; the owner
+	// then stops asking, and what keeps coming is spilled.
+	b.Recv(tag, nil)
+	chunk := make([]byte, 32<<10)
+	got := 0
+	deadline := time.Now().Add(10 * time.Second)
+	for st := b.state(tag); len(st.spill) < spillMax; {
+		if time.Now().After(deadline) {
+			t.Fatalf("spill holds %d bytes after 10 s, want %d", len(st.spill), spillMax)
+		}
+		unix.Write(fds[1], chunk) // EAGAIN once the socket is full: retried
+		if err := b.Wait(time.Millisecond, func(c *Completion) { got += c.N }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got == 0 {
+		t.Fatalf("the receive did not complete")
+	}
+	spilled := cap(b.state(tag).spill)
+	if err := b.Remove(tag); err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(b.fds.at(int(tag.Slot())).spill); c > spillKeep {
+		t.Errorf("after Remove, the slot keeps a spill of %d bytes (it had %d), want at most %d", c, spilled, spillKeep)
+	}
+}
