@@ -102,7 +102,9 @@ func fsStormConn(t *testing.T, user bool, op aio.OpType, errno syscall.Errno) {
 	if op == aio.OpWrite {
 		fop = faulttest.Write
 	}
-	storm := faulttest.Start(t, faulttest.Storm{Errno: errno, Ops: []faulttest.Op{fop},
+	// From the first call on, every other one: the whole stream may take
+	// a single read and a single write.
+	storm := faulttest.Start(t, faulttest.Storm{Errno: errno, Ops: []faulttest.Op{fop}, MinGap: 1, MaxGap: 2,
 		Peers: []net.Addr{cs[0].Conn().LocalAddr()}})
 	fsSendAll(cs, 48<<10) // the target's writes may fail: it is reset
 	target := cs[0]
@@ -113,7 +115,7 @@ func fsStormConn(t *testing.T, user bool, op aio.OpType, errno syscall.Errno) {
 		}
 	} else {
 		if err := target.Ended(waitTimeout); err == nil || errors.Is(err, faulttest.ErrMismatch) {
-			t.Fatalf("target's peer: %v after %d of %d bytes, want the end of an exact prefix of its echo", err, target.Got(), target.Sent())
+			t.Fatalf("target's peer: %v after %d of %d bytes, want the end of an exact prefix of its echo (%d of %d calls failed; server: %v)", err, target.Got(), target.Sent(), storm.Hits(), storm.Calls(), s.errOf(target.Conn()))
 		}
 		fsCheckOpError(t, s.errOf(target.Conn()), op, errno)
 	}

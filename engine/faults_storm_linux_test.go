@@ -137,7 +137,9 @@ func etStormConn(t *testing.T, op string, errno syscall.Errno) {
 	if op == "write" {
 		fop = faulttest.Write
 	}
-	storm := faulttest.Start(t, faulttest.Storm{Errno: errno, Ops: []faulttest.Op{fop},
+	// From the first call on, every other one: the whole stream may take
+	// a single read and a single write.
+	storm := faulttest.Start(t, faulttest.Storm{Errno: errno, Ops: []faulttest.Op{fop}, MinGap: 1, MaxGap: 2,
 		Peers: []net.Addr{cs[0].Conn().LocalAddr()}})
 	etSendAll(cs, etStormBytes) // the target's writes may fail: it is reset
 	retried := op == "read" && errno == unix.ENOBUFS && etBackend(e) == engine.IOURing
