@@ -3,6 +3,8 @@ package benchrun
 import (
 	"errors"
 	"time"
+
+	"github.com/galeio/gale/internal/procfs"
 )
 
 // result is what one run of a scenario measured.
@@ -18,7 +20,7 @@ type result struct {
 }
 
 // scenarios drive the server ch for case c.
-var scenarios = map[string]func(ch *child, c Case, o Options) (result, error){
+var scenarios = map[string]func(ch *Child, c Case, o Options) (result, error){
 	"stream":   stream,
 	"pingpong": pingpong,
 	"conns":    manyConns,
@@ -50,26 +52,26 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	cpu0, err := procCPU(ch.pid())
+	cpu0, err := procfs.CPU(ch.PID())
 	if err != nil {
-		ch.stop()
+		ch.Stop()
 		return result{}, err
 	}
-	self0 := selfCPU()
+	self0 := procfs.SelfCPU()
 	r, err := scenarios[c.Scenario](ch, c, o)
-	cpu1, cerr := procCPU(ch.pid())
-	rss, rerr := procPeakRSS(ch.pid())
+	cpu1, cerr := procfs.CPU(ch.PID())
+	rss, rerr := procfs.PeakRSS(ch.PID())
 	if err == nil {
 		err = ch.atPeak() // not reached by the scenario: profile at the end
 	} else {
-		ch.dump() // a failing server shows where it stands
+		ch.Dump() // a failing server shows where it stands
 	}
-	ch.stop()
+	ch.Stop()
 	if err = errors.Join(err, cerr, rerr); err != nil {
 		return result{}, err
 	}
 	r.serverCPU = cpu1 - cpu0
-	r.clientCPU = selfCPU() - self0
+	r.clientCPU = procfs.SelfCPU() - self0
 	r.serverRSS = rss
 	return r, nil
 }
