@@ -304,7 +304,7 @@ func (v *reportView) scalingChart(scenario string) []byte {
 	for i, pn := range panels {
 		v.drawPanel(d, 36+float64(i*panelH), cases, pn)
 	}
-	drawLegend(d, 60, v.legend())
+	drawLegend(d, lineW-legendW, 60, v.legend())
 	return d.bytes()
 }
 
@@ -375,10 +375,9 @@ func (v *reportView) legend() []legendEntry {
 	return es
 }
 
-// drawLegend lists the entries with their colors from top down, at the
-// chart's right edge.
-func drawLegend(d *svgDoc, top float64, entries []legendEntry) {
-	x := float64(lineW - legendW)
+// drawLegend lists the entries with their colors from top down, from
+// x, top.
+func drawLegend(d *svgDoc, x, top float64, entries []legendEntry) {
 	for i, e := range entries {
 		y := top + float64(i)*20
 		width := "1.5"

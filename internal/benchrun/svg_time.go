@@ -14,48 +14,75 @@ type Series struct {
 	X, Y []float64
 }
 
-// Mark is a dashed vertical line across a TimeChart, such as the end of a
-// phase, labelled at its top.
+// TimePanel is one panel of a TimeChart: its series share a y axis
+// titled Unit.
+type TimePanel struct {
+	Title, Unit string
+	Series      []Series
+}
+
+// Mark is a dashed vertical line across a TimeChart's panels, such as the
+// start of a phase, labelled at the top.
 type Mark struct {
 	X     float64
 	Label string
 }
 
-// Time charts are as wide as the scaling charts, with the same legend.
-const timeH = 380
+// Time charts have a wider legend than the scaling charts, for longer
+// names; each panel has its own.
+const (
+	timeW, timePanelH, timeLegendW = 800, 320, 170
+)
 
-// TimeChart draws series against time, in seconds, on one panel with a
-// legend on the right: the soak's descriptor, goroutine and memory
-// charts. The y axis starts at 0 and is titled unit; marks are drawn as
-// dashed vertical lines. It returns the SVG document.
-func TimeChart(title, unit string, series []Series, marks []Mark) []byte {
-	d := newSVG(lineW, timeH, title)
-	xmax, lo, hi := 0.0, 0.0, 0.0
-	for _, s := range series {
-		for i := range s.X {
-			xmax, lo, hi = max(xmax, s.X[i]), min(lo, s.Y[i]), max(hi, s.Y[i])
+// TimeChart draws panels of series against time, in seconds, one above
+// the other on a shared time axis, each with its legend on the right:
+// the soak's descriptor, goroutine and memory charts. Each y axis starts
+// at 0; marks are dashed vertical lines. It returns the SVG document.
+func TimeChart(title string, panels []TimePanel, marks []Mark) []byte {
+	d := newSVG(timeW, 40+timePanelH*len(panels), title)
+	xmax := 0.0
+	for _, pn := range panels {
+		for _, s := range pn.Series {
+			for _, x := range s.X {
+				xmax = max(xmax, x)
+			}
 		}
 	}
-	p := plotArea{left: 72, right: lineW - legendW - 20, top: 48, bottom: timeH - 52, axis: niceAxis(lo, hi)}
 	xa := niceAxis(0, xmax)
+	for i, pn := range panels {
+		drawTimePanel(d, 36+float64(i*timePanelH), xa, pn, marks)
+	}
+	return d.bytes()
+}
+
+// drawTimePanel draws one panel with its top edge at top.
+func drawTimePanel(d *svgDoc, top float64, xa yAxis, pn TimePanel, marks []Mark) {
+	lo, hi := 0.0, 0.0
+	for _, s := range pn.Series {
+		for _, y := range s.Y {
+			lo, hi = min(lo, y), max(hi, y)
+		}
+	}
+	p := plotArea{left: 72, right: timeW - timeLegendW - 20, top: top + 44, bottom: top + timePanelH - 46, axis: niceAxis(lo, hi)}
 	x := func(v float64) float64 { return p.left + xa.frac(v)*(p.right-p.left) }
-	p.drawGrid(d, unit)
+	d.text((p.left+p.right)/2, top+16, "middle", `font-weight="bold"`, pn.Title)
+	p.drawGrid(d, pn.Unit)
 	d.line(p.left, p.bottom, p.right, p.bottom, chartAxis, "")
 	for _, t := range xa.ticks {
 		d.line(x(t), p.bottom, x(t), p.bottom+4, chartAxis, "")
 		d.text(x(t), p.bottom+16, "middle", "", xa.label(t))
 	}
 	d.text((p.left+p.right)/2, p.bottom+34, "middle", "", "seconds since the start")
-	for _, m := range marks {
+	for i, m := range marks {
 		d.line(x(m.X), p.top, x(m.X), p.bottom, "#555555", `stroke-dasharray="4 4" class="mark"`)
-		d.text(x(m.X)+3, p.top-4, "start", `font-size="10"`, m.Label)
+		// Alternate heights, so that labels of close marks do not overlap.
+		d.text(x(m.X)+3, p.top-4-float64(i%2)*11, "start", `font-size="10"`, m.Label)
 	}
-	legend := seriesLegend(series)
-	for i, s := range series {
+	legend := seriesLegend(pn.Series)
+	for i, s := range pn.Series {
 		drawTimeSeries(d, p, x, s, legend[i])
 	}
-	drawLegend(d, 60, legend)
-	return d.bytes()
+	drawLegend(d, timeW-timeLegendW, p.top+12, legend)
 }
 
 // seriesLegend gives each series its color: gale's take the strong colors
