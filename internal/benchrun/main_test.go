@@ -132,6 +132,13 @@ func TestStartChild(t *testing.T) {
 	if n, err := ch.Goroutines(); err != nil || n < 2 {
 		t.Errorf("Goroutines() = %d, %v; want at least 2 (the server and the command reader)", n, err)
 	}
+	stacks := t.TempDir() + "/stacks.txt"
+	if err := ch.WriteStacks(stacks); err != nil {
+		t.Errorf("WriteStacks = %v", err)
+	}
+	if b, err := os.ReadFile(stacks); err != nil || !strings.Contains(string(b), "goroutine ") {
+		t.Errorf("the stacks file holds %.100q, %v; want goroutine stacks", b, err)
+	}
 	if ch.PID() <= 0 {
 		t.Errorf("PID() = %d", ch.PID())
 	}

@@ -27,8 +27,10 @@ type childOptions struct {
 // stdout once the server accepts there, and serve. Commands come on
 // stdin, one a line, each answered with one line on stdout: "heap" writes
 // the heap profile and answers "ok"; "goroutines" answers the count of
-// goroutines (runtime.NumGoroutine, this command reader included). End of
-// file (the parent is done, or gone) stops the CPU profile and exits.
+// goroutines (runtime.NumGoroutine, this command reader included);
+// "stacks PATH" writes every goroutine's stack to PATH and answers "ok".
+// End of file (the parent is done, or gone) stops the CPU profile and
+// exits.
 func runChild(servers []Server, name string, o childOptions) error {
 	s, err := find(servers, name)
 	if err != nil {
@@ -67,10 +69,27 @@ func childCommands(o childOptions) {
 			fmt.Println("ok")
 		case "goroutines":
 			fmt.Println(runtime.NumGoroutine())
+		default:
+			if path, ok := strings.CutPrefix(in.Text(), "stacks "); ok {
+				if err := writeStacks(path); err != nil {
+					fmt.Fprintln(os.Stderr, "stacks:", err)
+				}
+				fmt.Println("ok")
+			}
 		}
 	}
 	pprof.StopCPUProfile()
 	os.Exit(0)
+}
+
+// writeStacks writes every goroutine's stack to path, as a panic would
+// print them.
+func writeStacks(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(pprof.Lookup("goroutine").WriteTo(f, 2), f.Close())
 }
 
 func writeHeapProfile(path string) error {
@@ -197,6 +216,13 @@ func (ch *Child) ask(cmd string) (string, error) {
 	}
 	line, err := ch.out.ReadString('\n')
 	return strings.TrimSpace(line), err
+}
+
+// WriteStacks has the child write every goroutine's stack to path, to
+// show where a leak stands.
+func (ch *Child) WriteStacks(path string) error {
+	_, err := ch.ask("stacks " + path)
+	return err
 }
 
 // Dump asks the server to print its goroutines (SIGQUIT makes the Go

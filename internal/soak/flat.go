@@ -36,6 +36,9 @@ type Check struct {
 	// with their readlink targets.
 	NewFDs map[int]string `json:"new_fds,omitempty"`
 	Err    string         `json:"error,omitempty"` // a reading failed
+	// Stacks is the file, beside the report, that holds the goroutines'
+	// stacks of a server that was not flat.
+	Stacks string `json:"stacks,omitempty"`
 }
 
 // flat reports whether end is within tol of base.
@@ -118,8 +121,12 @@ func (c Check) problems() []string {
 			c.Proc, c.End.FDs, c.Baseline.FDs, c.Tolerance.FDs, describeFDs(c.NewFDs)))
 	}
 	if d := c.End.Goroutines - c.Baseline.Goroutines; d > c.Tolerance.Goroutines {
-		out = append(out, fmt.Sprintf("%s: %d goroutines at the end against %d at the baseline (tolerance +%d)",
-			c.Proc, c.End.Goroutines, c.Baseline.Goroutines, c.Tolerance.Goroutines))
+		stacks := ""
+		if c.Stacks != "" {
+			stacks = "; stacks in " + c.Stacks
+		}
+		out = append(out, fmt.Sprintf("%s: %d goroutines at the end against %d at the baseline (tolerance +%d)%s",
+			c.Proc, c.End.Goroutines, c.Baseline.Goroutines, c.Tolerance.Goroutines, stacks))
 	}
 	return out
 }

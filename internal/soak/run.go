@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -33,7 +34,7 @@ type runner struct {
 	sink    *sink
 	start   time.Time
 	targets []target
-	procs   []*proc // the servers, then the client
+	procs   []*proc  // the servers, then the client
 	harness []string // failures of the soak's own machinery
 }
 
@@ -177,13 +178,19 @@ func (r *runner) checks(base []baseline) {
 	}
 }
 
-// stopAll ends the children. One that is not flat first prints its
-// goroutines (SIGQUIT) to stderr, to show where they are.
+// stopAll ends the children. With Out, one that is not flat first
+// writes its goroutines' stacks there, to show where a leak stands.
 func (r *runner) stopAll(children []*benchrun.Child) {
 	for i, ch := range children {
-		if len(r.res.Checks) > i && !r.res.Checks[i].Flat {
-			ch.Dump()
-			continue
+		if c := &r.res.Checks[i]; !c.Flat && r.o.Out != "" {
+			c.Stacks = "stacks-" + c.Proc + ".txt"
+			path, err := filepath.Abs(filepath.Join(r.o.Out, c.Stacks))
+			if err == nil {
+				err = ch.WriteStacks(path)
+			}
+			if err != nil {
+				r.harness = append(r.harness, fmt.Sprintf("%s: writing its stacks failed: %v", c.Proc, err))
+			}
 		}
 		if err := ch.Stop(); err != nil {
 			r.harness = append(r.harness, fmt.Sprintf("%s: the server exited: %v", r.targets[i].name, err))
