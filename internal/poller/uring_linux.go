@@ -194,8 +194,8 @@ func (b *uringBackend) Add(fd int, tag Tag, stream bool) error {
 	if st.rk != 0 || st.sk != 0 {
 		panic("poller: slot reused with operations in flight")
 	}
-	spill, accepted := st.spill[:0], st.accepted[:0]
-	*st = urState{fd: fd, tag: tag, live: true, stream: stream, spill: spill, accepted: accepted}
+	accepted := st.accepted[:0]
+	*st = urState{fd: fd, tag: tag, live: true, stream: stream, accepted: accepted}
 	return nil
 }
 
@@ -229,7 +229,9 @@ func (b *uringBackend) Remove(tag Tag) error {
 	for _, fd := range st.accepted {
 		sock.Close(fd)
 	}
-	st.accepted, st.spill, st.spillOff = st.accepted[:0], st.spill[:0], 0
+	// The slot keeps no spill: it may stay unused for long, and a burst
+	// may have grown the spill to megabytes.
+	st.accepted, st.spill, st.spillOff = st.accepted[:0], nil, 0
 	st.rbuf, st.sbufs, st.sto = nil, nil, nil
 	return nil
 }
