@@ -32,7 +32,9 @@ func Main(command string, servers []benchrun.Server, args []string) int {
 		fmt.Fprintf(fs.Output(), "%s: every echoed byte verified under a random mix of clients; fails on loss, corruption, unexpected errors or leaks. Flags:\n", command)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); err == flag.ErrHelp {
+		return 0
+	} else if err != nil {
 		return 2
 	}
 	fs.Visit(func(f *flag.Flag) { o.Explicit = o.Explicit || f.Name == "servers" })

@@ -62,7 +62,7 @@ func (o *Options) validate() error {
 	}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil {
-		if n := o.Conns * len(o.Servers); uint64(n) > lim.Cur/fdShare {
+		if n := o.Conns * len(o.Servers); uint64(n) > uint64(lim.Cur)/fdShare { // int64 on the BSDs
 			return fmt.Errorf("%d connections at a time (-conns %d × %d servers) is more than a %dth of the open-file limit (%d)",
 				n, o.Conns, len(o.Servers), fdShare, lim.Cur)
 		}
