@@ -72,8 +72,8 @@ func phaseNames(ps []Phase) string {
 // it must report the corrupted bytes and the leaked descriptors and
 // goroutines.
 func TestSoakFails(t *testing.T) {
-	o := shortSoak(t, 1500*time.Millisecond, "faulty")
-	o.Stall, o.Settle = 500*time.Millisecond, time.Second
+	o := shortSoak(t, time.Second, "faulty")
+	o.Stall, o.Settle = 500*time.Millisecond, 500*time.Millisecond
 	r, err := Run(testServers(), o)
 	if err != nil {
 		t.Fatal(err)
