@@ -210,6 +210,11 @@ func (b *uringBackend) state(tag Tag) *urState {
 // Remove cancels what the kernel still runs for tag. The buffers those
 // operations use stay referenced, as orphans, until their last
 // completion; descriptors accepted for tag and not yet taken are closed.
+//
+// It submits the queue before it returns: an entry still waiting there
+// names the descriptor by number, which the caller closes next and the
+// next socket (an accept, even one the kernel makes meanwhile for a
+// multishot) may take; submitted, the operation holds the file it meant.
 func (b *uringBackend) Remove(tag Tag) error {
 	st := b.state(tag)
 	if st == nil {
@@ -233,6 +238,9 @@ func (b *uringBackend) Remove(tag Tag) error {
 	// may have grown the spill to megabytes.
 	st.accepted, st.spill, st.spillOff = st.accepted[:0], nil, 0
 	st.rbuf, st.sbufs, st.sto = nil, nil, nil
+	if b.r.Pending() > 0 {
+		return b.r.Submit()
+	}
 	return nil
 }
 
