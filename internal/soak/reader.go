@@ -28,6 +28,8 @@ type echoReader struct {
 	// owes an EOF, so quiet is a stall even with every echo in.
 	eofOwed atomic.Bool
 	done    chan struct{} // closed when run returns
+	// corrupt is set, by run, once a corruption has been seen.
+	corrupt bool
 
 	mu   sync.Mutex
 	cond sync.Cond
@@ -73,6 +75,10 @@ func (r *echoReader) verify(p, scratch []byte) {
 	n := int64(len(p))
 	extra := max(0, min(n, r.got+n-r.sent.Load()))
 	bad := int64(r.key.mismatches(r.got, p[:n-extra], scratch))
+	if bad > 0 && !r.corrupt {
+		r.corrupt = true // the first corruption of a connection is described
+		r.t.corruption(func() Corruption { return describeCorruption(r.key, r.got, p[:n-extra], scratch) })
+	}
 	r.t.verified.Add(n - extra - bad)
 	r.t.corrupted.Add(bad + extra)
 	r.mu.Lock()

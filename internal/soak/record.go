@@ -6,8 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
+
+	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/procfs"
 )
 
 // Meta describes the run: the first line of soak.jsonl.
@@ -103,4 +108,24 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// newMeta describes the run about to start.
+func newMeta(o Options, servers []benchrun.Server, skipped map[string]string) Meta {
+	m := Meta{
+		Kind: "meta", Time: time.Now().UTC().Truncate(time.Second), Command: o.Command, Seed: o.Seed,
+		Machine: procfs.CPUModel(), CPUs: runtime.NumCPU(), Kernel: procfs.Kernel(),
+		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), Backend: os.Getenv(poller.EnvBackend),
+		Skipped: skipped, Notes: map[string]string{},
+		Duration: o.Duration.Seconds(), Warmup: warmupFor(o.Duration).Seconds(), Conns: o.Conns,
+		Every: o.Every.Seconds(), Stall: o.Stall.Seconds(), Settle: o.Settle.Seconds(), Tolerance: o.Tolerance,
+	}
+	for _, s := range servers {
+		m.Servers = append(m.Servers, s.Name)
+		if s.Gale {
+			m.Gale = append(m.Gale, s.Name)
+		}
+		m.Notes[s.Name] = s.Note
+	}
+	return m
 }

@@ -33,6 +33,7 @@ func renderReport(r *Result) string {
 	writeVerdict(&b, r)
 	writeTotals(&b, r.Totals)
 	writeErrors(&b, r.Totals)
+	writeCorruptions(&b, r.Totals)
 	writeLevels(&b, r.Checks)
 	b.WriteString("\n## Over time\n\n")
 	b.WriteString("Samples every " + fmtSeconds(r.Meta.Every) + "; the dashed lines mark the phases. Raw samples, totals and checks: [soak.jsonl](soak.jsonl).\n\n")
@@ -125,6 +126,27 @@ func writeErrors(b *strings.Builder, ts []Totals) {
 			fmt.Fprintf(b, "| %s | none | | 0 |\n", t.Server)
 		}
 	}
+}
+
+// writeCorruptions describes the first corrupted connections, if any.
+func writeCorruptions(b *strings.Builder, ts []Totals) {
+	var rows []string
+	for _, t := range ts {
+		for _, c := range t.Corruptions {
+			from := "not found within ±4 MiB of the stream: another stream's bytes, or none"
+			if c.Found {
+				from = fmt.Sprintf("the stream's bytes at %+d", c.Shift)
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %#x | %s | %s of %s | %s |", t.Server, c.Key,
+				fmtCount(c.Offset), fmtCount(int64(c.Bad)), fmtCount(int64(c.Read)), from))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\n## Corruptions\n\nThe first corrupted read of the first corrupted connections: where the first bad byte lies in the connection's stream, and where the bytes that came instead belong.\n\n")
+	b.WriteString("| server | stream | first bad byte | bad bytes in the read | what came |\n|---|---|---:|---:|---|\n")
+	b.WriteString(strings.Join(rows, "\n") + "\n")
 }
 
 func writeLevels(b *strings.Builder, cs []Check) {

@@ -27,7 +27,8 @@ func testResult() *Result {
 		Totals: []Totals{
 			{Server: "aio", Sent: 1000000, Verified: 990000, Corrupted: 10, Lost: 4990, Abandoned: 5000, Messages: 50,
 				Opened: 20, Closed: 10, HalfClosed: 5, Reset: 5,
-				Expected: map[string]int64{"read after own reset: closed": 5}, Unexpected: map[string]int64{"read: ECONNRESET": 2}},
+				Expected: map[string]int64{"read after own reset: closed": 5}, Unexpected: map[string]int64{"read: ECONNRESET": 2},
+				Corruptions: []Corruption{{Key: 0xabc, Offset: 10373, Bad: 5320, Read: 5344, Shift: -10350, Found: true}, {Key: 0xdef, Bad: 148, Read: 148}}},
 			{Server: "engine", Sent: 2000000, Verified: 1999000, Abandoned: 1000, Messages: 80, Opened: 30, Closed: 20, HalfClosed: 5, Reset: 5,
 				Expected: map[string]int64{"read after own reset: closed": 5}, Unexpected: map[string]int64{}},
 		},
@@ -79,6 +80,8 @@ func TestReport(t *testing.T) {
 		"| engine | read after own reset: closed | expected | 5 |",
 		"| aio | 14 → 15 (30) | 5 → 5 (5) | 7 MiB → 8 MiB (9 MiB) | **no** |",
 		"| client | 26 → 26 (90) | 6 → 6 (135) | 17 MiB → 20 MiB (21 MiB) | yes |",
+		"| aio | 0xabc | 10,373 | 5,320 of 5,344 | the stream's bytes at -10350 |",
+		"| aio | 0xdef | 0 | 148 of 148 | not found within ±4 MiB of the stream: another stream's bytes, or none |",
 		"![open descriptors per process](fds.svg)",
 		"![goroutines per process](goroutines.svg)",
 		"![resident memory per process](rss.svg)",

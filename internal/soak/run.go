@@ -3,29 +3,11 @@ package soak
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/galeio/gale/internal/benchrun"
-	"github.com/galeio/gale/internal/poller"
-	"github.com/galeio/gale/internal/procfs"
 )
-
-// Result is a soak's outcome: what soak.jsonl holds.
-type Result struct {
-	Meta    Meta
-	Phases  []Phase
-	Totals  []Totals // per server, in Meta.Servers' order
-	Checks  []Check  // per server, then the client
-	Samples []Sample
-	// Failures say why the soak failed; none if it passed.
-	Failures []string
-}
-
-// Pass reports whether the soak found nothing wrong.
-func (r *Result) Pass() bool { return len(r.Failures) == 0 }
 
 // runner is one soak in progress.
 type runner struct {
@@ -132,20 +114,7 @@ func (r *runner) phase(s *sampler, name string, f func()) {
 func (r *runner) load(d time.Duration, round int) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(max(r.o.Duration/10, time.Second))
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				r.progress("%s", r.status())
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	done := r.statusEvery(ctx, max(r.o.Duration/10, time.Second))
 	load(ctx, r.targets, r.o.Conns, r.o.Seed, round, r.o.Stall)
 	cancel()
 	<-done
@@ -216,43 +185,4 @@ func (r *runner) finish() {
 	}
 	r.sink.add(Verdict{Kind: "verdict", Pass: res.Pass(), Failures: res.Failures})
 	r.progress("done")
-}
-
-// status is the progress line: each server's verified bytes and
-// connections so far.
-func (r *runner) status() string {
-	s := ""
-	for _, tg := range r.targets {
-		t := tg.t.totals(tg.name)
-		s += fmt.Sprintf("  %s %s verified, %s conns", tg.name, fmtBytes(t.Verified), fmtCount(t.Opened))
-		if n := t.Lost + t.Corrupted + t.UnexpectedErrors(); n > 0 {
-			s += fmt.Sprintf(" (%d problems)", n)
-		}
-	}
-	return s
-}
-
-func (r *runner) progress(format string, args ...any) {
-	if r.o.Progress != nil {
-		fmt.Fprintf(r.o.Progress, "soak %6.1fs: %s\n", time.Since(r.start).Seconds(), fmt.Sprintf(format, args...))
-	}
-}
-
-func newMeta(o Options, servers []benchrun.Server, skipped map[string]string) Meta {
-	m := Meta{
-		Kind: "meta", Time: time.Now().UTC().Truncate(time.Second), Command: o.Command, Seed: o.Seed,
-		Machine: procfs.CPUModel(), CPUs: runtime.NumCPU(), Kernel: procfs.Kernel(),
-		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), Backend: os.Getenv(poller.EnvBackend),
-		Skipped: skipped, Notes: map[string]string{},
-		Duration: o.Duration.Seconds(), Warmup: warmupFor(o.Duration).Seconds(), Conns: o.Conns,
-		Every: o.Every.Seconds(), Stall: o.Stall.Seconds(), Settle: o.Settle.Seconds(), Tolerance: o.Tolerance,
-	}
-	for _, s := range servers {
-		m.Servers = append(m.Servers, s.Name)
-		if s.Gale {
-			m.Gale = append(m.Gale, s.Name)
-		}
-		m.Notes[s.Name] = s.Note
-	}
-	return m
 }

@@ -60,3 +60,22 @@ func TestStreamMismatches(t *testing.T) {
 		t.Errorf("mismatches of bytes shifted by one = %d, want nearly all 1000", got)
 	}
 }
+
+// TestDescribeCorruption: bytes from elsewhere in the stream are located
+// by their shift; bytes from another stream are not found.
+func TestDescribeCorruption(t *testing.T) {
+	s := stream(99)
+	want := make([]byte, 4096)
+	s.fill(100000, want)
+	got := make([]byte, 4096)
+	copy(got, want[:1000])
+	s.fill(100000+1000-300, got[1000:]) // from 1,000 on: a replay of 300 bytes
+	c := describeCorruption(s, 100000, got, want)
+	if c.Offset != 101000 || !c.Found || c.Shift != -300 || c.Read != 4096 {
+		t.Errorf("describeCorruption(replay) = %+v, want first bad byte at 101000, shift -300", c)
+	}
+	stream(7).fill(0, got)
+	if c := describeCorruption(s, 100000, got, want); c.Found || c.Offset > 100010 || c.Bad < 4000 {
+		t.Errorf("describeCorruption(another stream) = %+v, want not found, nearly all bad", c)
+	}
+}

@@ -2,6 +2,7 @@ package soak
 
 import (
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -32,6 +33,8 @@ type Totals struct {
 	// causes; Unexpected are every other, and fail the run.
 	Expected   map[string]int64 `json:"expected_errors"`
 	Unexpected map[string]int64 `json:"unexpected_errors"`
+	// Corruptions describe the first corrupted connections.
+	Corruptions []Corruption `json:"corruptions,omitempty"`
 }
 
 // UnexpectedErrors is the sum of the unexpected errors.
@@ -54,9 +57,10 @@ type tally struct {
 	opened, closed, halfClosed, reset                    atomic.Int64
 	open                                                 atomic.Int64 // connections open now
 
-	mu         sync.Mutex
-	expected   map[string]int64
-	unexpected map[string]int64
+	mu          sync.Mutex
+	expected    map[string]int64
+	unexpected  map[string]int64
+	corruptions []Corruption
 }
 
 func newTally() *tally {
@@ -75,6 +79,23 @@ func (t *tally) count(m map[string]int64, kind string) {
 	t.mu.Unlock()
 }
 
+// corruption records the description made by describe, for the first
+// few corrupted connections.
+func (t *tally) corruption(describe func() Corruption) {
+	t.mu.Lock()
+	full := len(t.corruptions) >= maxCorruptions
+	t.mu.Unlock()
+	if full {
+		return
+	}
+	c := describe() // slow: a search through the stream, outside the lock
+	t.mu.Lock()
+	if len(t.corruptions) < maxCorruptions {
+		t.corruptions = append(t.corruptions, c)
+	}
+	t.mu.Unlock()
+}
+
 // totals returns the counts so far.
 func (t *tally) totals(server string) Totals {
 	t.mu.Lock()
@@ -85,5 +106,6 @@ func (t *tally) totals(server string) Totals {
 		Lost: t.lost.Load(), Abandoned: t.abandoned.Load(), Messages: t.messages.Load(),
 		Opened: t.opened.Load(), Closed: t.closed.Load(), HalfClosed: t.halfClosed.Load(), Reset: t.reset.Load(),
 		Expected: maps.Clone(t.expected), Unexpected: maps.Clone(t.unexpected),
+		Corruptions: slices.Clone(t.corruptions),
 	}
 }

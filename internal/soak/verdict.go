@@ -7,6 +7,20 @@ import (
 	"strings"
 )
 
+// Result is a soak's outcome: what soak.jsonl holds.
+type Result struct {
+	Meta    Meta
+	Phases  []Phase
+	Totals  []Totals // per server, in Meta.Servers' order
+	Checks  []Check  // per server, then the client
+	Samples []Sample
+	// Failures say why the soak failed; none if it passed.
+	Failures []string
+}
+
+// Pass reports whether the soak found nothing wrong.
+func (r *Result) Pass() bool { return len(r.Failures) == 0 }
+
 // failures lists what fails the soak in its totals and checks: a byte
 // lost or corrupted, an unexpected error, a server that verified nothing,
 // a process not back to its baseline.
