@@ -64,7 +64,7 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 	if err == nil {
 		err = ch.atPeak() // not reached by the scenario: profile at the end
 	} else {
-		ch.Dump() // a failing server shows where it stands
+		ch.dump() // a failing server shows where it stands
 	}
 	ch.Stop()
 	if err = errors.Join(err, cerr, rerr); err != nil {

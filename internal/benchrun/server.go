@@ -225,9 +225,9 @@ func (ch *Child) WriteStacks(path string) error {
 	return err
 }
 
-// Dump asks the server to print its goroutines (SIGQUIT makes the Go
+// dump asks the server to print its goroutines (SIGQUIT makes the Go
 // runtime do so on stderr, which the child shares) and waits for it to exit.
-func (ch *Child) Dump() {
+func (ch *Child) dump() {
 	ch.cmd.Process.Signal(syscall.SIGQUIT)
 	ch.cmd.Wait()
 }
