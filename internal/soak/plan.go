@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -76,6 +77,11 @@ func newPlan(r *rand.Rand) plan {
 		p.end = endHalfClose
 	}
 	return p
+}
+
+// String describes the plan, for test messages.
+func (p plan) String() string {
+	return fmt.Sprintf("%d messages, %d bytes, %v at %d", len(p.msgs), p.total(), p.end, p.resetAt)
 }
 
 // total is how many bytes the messages add up to.

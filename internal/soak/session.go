@@ -3,7 +3,6 @@ package soak
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"sync/atomic"
@@ -178,9 +177,4 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// String describes the plan, for test messages.
-func (p plan) String() string {
-	return fmt.Sprintf("%d messages, %d bytes, %v at %d", len(p.msgs), p.total(), p.end, p.resetAt)
 }
