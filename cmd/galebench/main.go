@@ -29,11 +29,31 @@
 // Every run records the server's CPU seconds and peak RSS and the load
 // generator's CPU; -out DIR writes them as JSON lines with a Markdown
 // report and SVG charts.
+//
+// Soak test:
+//
+//	go run ./cmd/galebench soak -d 10m -out DIR
+//
+// runs gale's aio and engine servers on every backend the machine has,
+// all at once, under a random mix of clients (message sizes, churn,
+// pauses, half-closes, resets; -seed), verifies every echoed byte,
+// samples each server's descriptors, goroutines and memory, and exits
+// non-zero on a lost or corrupted byte, an unexpected error, or a server
+// not back to its idle descriptor and goroutine counts at the end.
+// go run ./cmd/galebench soak -h lists its flags.
 package main
 
-import "github.com/galeio/gale/internal/benchrun"
+import (
+	"os"
+
+	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/soak"
+)
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "soak" {
+		os.Exit(soak.Main("galebench soak", benchrun.GaleServers(), os.Args[2:]))
+	}
 	benchrun.Main(benchrun.Config{
 		Command: "galebench",
 		Servers: benchrun.GaleServers(),

@@ -32,6 +32,9 @@ type Server struct {
 	Serve func(ln net.Listener, ready func(net.Addr)) error
 	// Gale marks gale's own servers: the profiling flags apply to them.
 	Gale bool
+	// Backend is the gale backend the server runs on, "epoll" or
+	// "io_uring"; empty for the others.
+	Backend string
 	// Note is one line on how the server is written, for the report.
 	Note string
 }

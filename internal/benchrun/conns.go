@@ -13,8 +13,8 @@ import (
 // has passed: in each round every connection writes 1 KiB and reads it
 // back. The figure is the mean time per round; a message is one
 // connection's echo.
-func manyConns(ch *child, c Case, o Options) (result, error) {
-	conns, err := dialAll(ch.addr, c.Conns)
+func manyConns(ch *Child, c Case, o Options) (result, error) {
+	conns, err := dialAll(ch.Addr(), c.Conns)
 	if err != nil {
 		return result{}, err
 	}

@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/galeio/gale/internal/procfs"
 )
 
 // idle measures what an idle connection costs the server: it reads the
@@ -13,8 +15,8 @@ import (
 // byte (so the server has set up everything it keeps per connection) and
 // then stay open, waits for the server to settle, and reads the memory
 // again. The figure is the growth divided by the connections.
-func idle(ch *child, c Case, _ Options) (result, error) {
-	warm, err := dialAll(ch.addr, 1)
+func idle(ch *Child, c Case, _ Options) (result, error) {
+	warm, err := dialAll(ch.Addr(), 1)
 	if err != nil {
 		return result{}, err
 	}
@@ -23,17 +25,17 @@ func idle(ch *child, c Case, _ Options) (result, error) {
 		return result{}, err
 	}
 	settle()
-	rss0, err := procRSS(ch.pid())
+	rss0, err := procfs.RSS(ch.PID())
 	if err != nil {
 		return result{}, err
 	}
-	conns, err := dialEcho(ch.addr, c.Conns)
+	conns, err := dialEcho(ch.Addr(), c.Conns)
 	defer closeAll(conns)
 	if err != nil {
 		return result{}, err
 	}
 	settle()
-	rss1, err := procRSS(ch.pid())
+	rss1, err := procfs.RSS(ch.PID())
 	if err != nil {
 		return result{}, err
 	}

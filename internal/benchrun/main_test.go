@@ -112,3 +112,40 @@ func TestBadNames(t *testing.T) {
 		}
 	}
 }
+
+// TestStartChild starts a server child as the soak does: it accepts on
+// its address, answers the goroutine count, and stops when asked.
+func TestStartChild(t *testing.T) {
+	s, err := find(GaleServers(), "engine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := StartChild(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", ch.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if n, err := ch.Goroutines(); err != nil || n < 2 {
+		t.Errorf("Goroutines() = %d, %v; want at least 2 (the server and the command reader)", n, err)
+	}
+	stacks := t.TempDir() + "/stacks.txt"
+	if err := ch.WriteStacks(stacks); err != nil {
+		t.Errorf("WriteStacks = %v", err)
+	}
+	if b, err := os.ReadFile(stacks); err != nil || !strings.Contains(string(b), "goroutine ") {
+		t.Errorf("the stacks file holds %.100q, %v; want goroutine stacks", b, err)
+	}
+	if ch.PID() <= 0 {
+		t.Errorf("PID() = %d", ch.PID())
+	}
+	if err := ch.Stop(); err != nil {
+		t.Errorf("Stop() = %v", err)
+	}
+	if _, err := ch.Goroutines(); err == nil {
+		t.Error("Goroutines() after Stop = nil error, want one")
+	}
+}

@@ -3,6 +3,8 @@ package benchrun
 import (
 	"errors"
 	"time"
+
+	"github.com/galeio/gale/internal/procfs"
 )
 
 // result is what one run of a scenario measured.
@@ -19,7 +21,7 @@ type result struct {
 }
 
 // scenarios drive the server ch for case c.
-var scenarios = map[string]func(ch *child, c Case, o Options) (result, error){
+var scenarios = map[string]func(ch *Child, c Case, o Options) (result, error){
 	"stream":   stream,
 	"pingpong": pingpong,
 	"conns":    manyConns,
@@ -51,37 +53,37 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	cpu0, err := procCPU(ch.pid())
+	cpu0, err := procfs.CPU(ch.PID())
 	if err != nil {
-		ch.stop()
+		ch.Stop()
 		return result{}, err
 	}
 	var sc *syscallCounter
 	if o.Syscalls {
-		if sc, err = countSyscalls(ch.pid()); err != nil {
-			ch.stop()
+		if sc, err = countSyscalls(ch.PID()); err != nil {
+			ch.Stop()
 			return result{}, err
 		}
 	}
-	self0 := selfCPU()
+	self0 := procfs.SelfCPU()
 	r, err := scenarios[c.Scenario](ch, c, o)
 	var serr error
 	if sc != nil {
 		r.syscalls, serr = sc.stop()
 	}
-	cpu1, cerr := procCPU(ch.pid())
-	rss, rerr := procPeakRSS(ch.pid())
+	cpu1, cerr := procfs.CPU(ch.PID())
+	rss, rerr := procfs.PeakRSS(ch.PID())
 	if err == nil {
 		err = ch.atPeak() // not reached by the scenario: profile at the end
 	} else {
 		ch.dump() // a failing server shows where it stands
 	}
-	ch.stop()
+	ch.Stop()
 	if err = errors.Join(err, cerr, rerr, serr); err != nil {
 		return result{}, err
 	}
 	r.serverCPU = cpu1 - cpu0
-	r.clientCPU = selfCPU() - self0
+	r.clientCPU = procfs.SelfCPU() - self0
 	r.serverRSS = rss
 	return r, nil
 }

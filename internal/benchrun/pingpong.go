@@ -11,8 +11,8 @@ import (
 
 // pingpong runs c.Conns connections in a closed loop: each sends a
 // c.Size-byte message and waits for its echo before sending the next.
-func pingpong(ch *child, cs Case, o Options) (result, error) {
-	conns, err := dialAll(ch.addr, cs.Conns)
+func pingpong(ch *Child, cs Case, o Options) (result, error) {
+	conns, err := dialAll(ch.Addr(), cs.Conns)
 	if err != nil {
 		return result{}, err
 	}

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/galeio/gale/internal/procfs"
 )
 
 // Run measures every case on every chosen server, o.Reps times,
@@ -142,7 +144,7 @@ func Rerender(dir string) error {
 func newMeta(o Options, servers []Server) Meta {
 	m := Meta{
 		Kind: "meta", Time: time.Now().UTC().Truncate(time.Second), Command: o.Command,
-		Machine: cpuModel(), CPUs: runtime.NumCPU(), Kernel: kernel(),
+		Machine: procfs.CPUModel(), CPUs: runtime.NumCPU(), Kernel: procfs.Kernel(),
 		GoVersion: runtime.Version(), GOMAXPROCS: fmt.Sprint(runtime.GOMAXPROCS(0)),
 		Duration: o.Duration.String(), Reps: o.Reps, Pin: o.Pin,
 		Notes: map[string]string{},

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,8 +25,12 @@ type childOptions struct {
 
 // runChild is the child's side: listen on loopback, print the address on
 // stdout once the server accepts there, and serve. Commands come on
-// stdin: "heap" writes the heap profile and answers "ok"; end of file (the
-// parent is done, or gone) stops the CPU profile and exits.
+// stdin, one a line, each answered with one line on stdout: "heap" writes
+// the heap profile and answers "ok"; "goroutines" answers the count of
+// goroutines (runtime.NumGoroutine, this command reader included);
+// "stacks PATH" writes every goroutine's stack to PATH and answers "ok".
+// End of file (the parent is done, or gone) stops the CPU profile and
+// exits.
 func runChild(servers []Server, name string, o childOptions) error {
 	s, err := find(servers, name)
 	if err != nil {
@@ -56,15 +61,35 @@ func runChild(servers []Server, name string, o childOptions) error {
 func childCommands(o childOptions) {
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
-		if in.Text() == "heap" {
+		switch in.Text() {
+		case "heap":
 			if err := writeHeapProfile(o.memProfile); err != nil {
 				fmt.Fprintln(os.Stderr, "heap profile:", err)
 			}
 			fmt.Println("ok")
+		case "goroutines":
+			fmt.Println(runtime.NumGoroutine())
+		default:
+			if path, ok := strings.CutPrefix(in.Text(), "stacks "); ok {
+				if err := writeStacks(path); err != nil {
+					fmt.Fprintln(os.Stderr, "stacks:", err)
+				}
+				fmt.Println("ok")
+			}
 		}
 	}
 	pprof.StopCPUProfile()
 	os.Exit(0)
+}
+
+// writeStacks writes every goroutine's stack to path, as a panic would
+// print them.
+func writeStacks(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(pprof.Lookup("goroutine").WriteTo(f, 2), f.Close())
 }
 
 func writeHeapProfile(path string) error {
@@ -79,8 +104,10 @@ func writeHeapProfile(path string) error {
 	return errors.Join(pprof.WriteHeapProfile(f), f.Close())
 }
 
-// child is a running server process.
-type child struct {
+// Child is a server running in a child process: this binary re-executed
+// with -serve NAME, which the command's main must hand to Main. Its
+// methods are for one goroutine at a time.
+type Child struct {
 	cmd     *exec.Cmd
 	addr    string
 	in      io.WriteCloser
@@ -88,12 +115,14 @@ type child struct {
 	profile bool // the child writes a heap profile when asked
 }
 
+// StartChild starts server s in a child process, without profiling, and
+// returns once it accepts connections.
+func StartChild(s Server) (*Child, error) {
+	return startChild(s, []string{"-serve", s.Name}, false)
+}
+
 // startServer starts s in a child process for case c.
-func startServer(s Server, c Case, o Options) (*child, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
+func startServer(s Server, c Case, o Options) (*Child, error) {
 	args := []string{"-serve", s.Name}
 	if o.Pin {
 		args = append(args, "-pin-cpu", "0")
@@ -111,6 +140,16 @@ func startServer(s Server, c Case, o Options) (*child, error) {
 			}
 		}
 	}
+	return startChild(s, args, s.Gale && o.MemProfile != "")
+}
+
+// startChild runs this binary with args and reads the address the server
+// prints once it accepts.
+func startChild(s Server, args []string, profile bool) (*Child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(exe, args...)
 	tail := &tailWriter{}
 	cmd.Stderr = io.MultiWriter(os.Stderr, tail)
@@ -125,7 +164,7 @@ func startServer(s Server, c Case, o Options) (*child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	ch := &child{cmd: cmd, in: in, out: bufio.NewReader(out), profile: s.Gale && o.MemProfile != ""}
+	ch := &Child{cmd: cmd, in: in, out: bufio.NewReader(out), profile: profile}
 	line, err := ch.out.ReadString('\n')
 	if err != nil {
 		in.Close()
@@ -143,30 +182,59 @@ func profilePath(path, server string, c Case) string {
 	return strings.TrimSuffix(path, ext) + "-" + server + "-" + c.Key() + ext
 }
 
-func (ch *child) pid() int { return ch.cmd.Process.Pid }
+// Addr is the address the server accepts on, such as 127.0.0.1:41234.
+func (ch *Child) Addr() string { return ch.addr }
+
+// PID is the child's process ID, for /proc.
+func (ch *Child) PID() int { return ch.cmd.Process.Pid }
 
 // atPeak is called by a scenario when the server holds the most: with
 // -memprofile the child writes its heap profile then.
-func (ch *child) atPeak() error {
+func (ch *Child) atPeak() error {
 	if !ch.profile {
 		return nil
 	}
 	ch.profile = false
-	if _, err := io.WriteString(ch.in, "heap\n"); err != nil {
-		return err
+	_, err := ch.ask("heap")
+	return err
+}
+
+// Goroutines asks the child for its count of goroutines, which includes
+// the one that answers.
+func (ch *Child) Goroutines() (int, error) {
+	line, err := ch.ask("goroutines")
+	if err != nil {
+		return 0, err
 	}
-	_, err := ch.out.ReadString('\n')
+	return strconv.Atoi(line)
+}
+
+// ask sends a command and returns the child's one-line answer.
+func (ch *Child) ask(cmd string) (string, error) {
+	if _, err := io.WriteString(ch.in, cmd+"\n"); err != nil {
+		return "", err
+	}
+	line, err := ch.out.ReadString('\n')
+	return strings.TrimSpace(line), err
+}
+
+// WriteStacks has the child write every goroutine's stack to path, to
+// show where a leak stands.
+func (ch *Child) WriteStacks(path string) error {
+	_, err := ch.ask("stacks " + path)
 	return err
 }
 
 // dump asks the server to print its goroutines (SIGQUIT makes the Go
 // runtime do so on stderr, which the child shares) and waits for it to exit.
-func (ch *child) dump() {
+func (ch *Child) dump() {
 	ch.cmd.Process.Signal(syscall.SIGQUIT)
 	ch.cmd.Wait()
 }
 
-func (ch *child) stop() error {
+// Stop ends the child: it exits at the end of its stdin. It returns the
+// child's exit error, if any.
+func (ch *Child) Stop() error {
 	ch.in.Close()
 	return ch.cmd.Wait()
 }

@@ -12,13 +12,13 @@ import (
 // ratio is taken against.
 func GaleServers() []Server {
 	return []Server{
-		{Name: "aio", Serve: serveAIO(aio.Epoll), Gale: true,
+		{Name: "aio", Serve: serveAIO(aio.Epoll), Gale: true, Backend: "epoll",
 			Note: "gale aio Watcher on epoll, default Config; nil-buffer reads from the swap buffer, copied to a pooled buffer for the write"},
-		{Name: "engine", Serve: serveEngine(engine.Epoll), Gale: true,
+		{Name: "engine", Serve: serveEngine(engine.Epoll), Gale: true, Backend: "epoll",
 			Note: "gale engine on epoll, default Options; OnData writes the input back (direct write, else queued copy)"},
-		{Name: "aio-io_uring", Serve: serveAIO(aio.IOURing), Gale: true,
+		{Name: "aio-io_uring", Serve: serveAIO(aio.IOURing), Gale: true, Backend: "io_uring",
 			Note: "the aio server on io_uring: multishot receive from a provided-buffer ring, copied into the swap buffer"},
-		{Name: "engine-io_uring", Serve: serveEngine(engine.IOURing), Gale: true,
+		{Name: "engine-io_uring", Serve: serveEngine(engine.IOURing), Gale: true, Backend: "io_uring",
 			Note: "the engine server on io_uring: multishot accept and receive, OnData reads the ring's buffer in place"},
 		{Name: "stdnet", Serve: serveStd,
 			Note: "package net, a goroutine per connection, 64 KiB buffer"},

@@ -38,8 +38,8 @@ func patternAt(off int64, n int) []byte {
 // the writer reports how much it sent and the reader reads until it has
 // all of it back. The connection is not half-closed: several peers treat
 // a FIN as a full close and drop the echo still to be written.
-func stream(ch *child, _ Case, o Options) (result, error) {
-	c, err := net.Dial("tcp", ch.addr)
+func stream(ch *Child, _ Case, o Options) (result, error) {
+	c, err := net.Dial("tcp", ch.Addr())
 	if err != nil {
 		return result{}, err
 	}

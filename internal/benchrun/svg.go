@@ -117,8 +117,7 @@ type plotArea struct {
 
 // y maps a value to its vertical position.
 func (p plotArea) y(x float64) float64 {
-	span := p.axis.ticks[len(p.axis.ticks)-1] - p.axis.ticks[0]
-	return p.bottom - (x-p.axis.ticks[0])/span*(p.bottom-p.top)
+	return p.bottom - p.axis.frac(x)*(p.bottom-p.top)
 }
 
 // drawGrid draws the gridlines, tick labels and, if label is not empty,
@@ -163,6 +162,11 @@ func niceAxis(lo, hi float64) yAxis {
 		a.ticks = append(a.ticks, i*step)
 	}
 	return a
+}
+
+// frac is where x lies on the axis: 0 at the first tick, 1 at the last.
+func (a yAxis) frac(x float64) float64 {
+	return (x - a.ticks[0]) / (a.ticks[len(a.ticks)-1] - a.ticks[0])
 }
 
 // label formats tick t: in k or M when the axis reaches 10,000 or 10^7.
@@ -300,7 +304,7 @@ func (v *reportView) scalingChart(scenario string) []byte {
 	for i, pn := range panels {
 		v.drawPanel(d, 36+float64(i*panelH), cases, pn)
 	}
-	v.drawLegend(d, 60)
+	drawLegend(d, lineW-legendW, 60, v.legend())
 	return d.bytes()
 }
 
@@ -356,18 +360,33 @@ func (v *reportView) drawSeries(d *svgDoc, p plotArea, cases []Case, pn scalePan
 	d.b.WriteString(marks.String())
 }
 
-// drawLegend lists the servers with their colors from top down.
-func (v *reportView) drawLegend(d *svgDoc, top float64) {
-	x := float64(lineW - legendW)
-	for i, s := range v.servers {
+// legendEntry is one line of a chart's legend.
+type legendEntry struct {
+	name, color string
+	bold        bool // gale's: drawn thicker, named in bold
+}
+
+// legend returns the servers' legend entries, in order.
+func (v *reportView) legend() []legendEntry {
+	es := make([]legendEntry, 0, len(v.servers))
+	for _, s := range v.servers {
+		es = append(es, legendEntry{s, v.serverColor(s), v.gale[s]})
+	}
+	return es
+}
+
+// drawLegend lists the entries with their colors from top down, from
+// x, top.
+func drawLegend(d *svgDoc, x, top float64, entries []legendEntry) {
+	for i, e := range entries {
 		y := top + float64(i)*20
 		width := "1.5"
 		attrs := ""
-		if v.gale[s] {
+		if e.bold {
 			width, attrs = "3", `font-weight="bold"`
 		}
-		d.line(x, y, x+24, y, v.serverColor(s), `stroke-width="`+width+`"`)
-		fmt.Fprintf(&d.b, `<circle cx="%s" cy="%s" r="3.5" fill="%s"/>`+"\n", svgNum(x+12), svgNum(y), v.serverColor(s))
-		d.text(x+32, y+4, "start", attrs, s)
+		d.line(x, y, x+24, y, e.color, `stroke-width="`+width+`"`)
+		fmt.Fprintf(&d.b, `<circle cx="%s" cy="%s" r="3.5" fill="%s"/>`+"\n", svgNum(x+12), svgNum(y), e.color)
+		d.text(x+32, y+4, "start", attrs, e.name)
 	}
 }

@@ -195,8 +195,8 @@ func (b *uringBackend) Add(fd int, tag Tag, stream bool) error {
 	if st.rk != 0 || st.sk != 0 {
 		panic("poller: slot reused with operations in flight")
 	}
-	spill, accepted := st.spill[:0], st.accepted[:0]
-	*st = urState{fd: fd, tag: tag, live: true, stream: stream, spill: spill, accepted: accepted}
+	accepted := st.accepted[:0]
+	*st = urState{fd: fd, tag: tag, live: true, stream: stream, accepted: accepted}
 	return nil
 }
 
@@ -211,6 +211,11 @@ func (b *uringBackend) state(tag Tag) *urState {
 // Remove cancels what the kernel still runs for tag. The buffers those
 // operations use stay referenced, as orphans, until their last
 // completion; descriptors accepted for tag and not yet taken are closed.
+//
+// It submits the queue before it returns: an entry still waiting there
+// names the descriptor by number, which the caller closes next and the
+// next socket (an accept, even one the kernel makes meanwhile for a
+// multishot) may take; submitted, the operation holds the file it meant.
 func (b *uringBackend) Remove(tag Tag) error {
 	st := b.state(tag)
 	if st == nil {
@@ -230,13 +235,13 @@ func (b *uringBackend) Remove(tag Tag) error {
 	for _, fd := range st.accepted {
 		sock.Close(fd)
 	}
-	st.accepted, st.spill, st.spillOff = st.accepted[:0], st.spill[:0], 0
-	if cap(st.spill) > spillKeep {
-		// A burst's spill goes with its connection: kept in the slot, it
-		// would stay for good, whatever connects next.
-		st.spill = nil
-	}
+	// The slot keeps no spill: it may stay unused for long, and a burst
+	// may have grown the spill to megabytes.
+	st.accepted, st.spill, st.spillOff = st.accepted[:0], nil, 0
 	st.rbuf, st.sbufs, st.sto = nil, nil, nil
+	if b.r.Pending() > 0 {
+		return b.r.Submit()
+	}
 	return nil
 }
 

@@ -176,10 +176,18 @@ const (
 	acceptMax = 64
 )
 
-// spillKeep is the most spill capacity a slot keeps for its next owner
-// once its connection is removed; a larger spill, grown for a burst, goes
-// with the connection.
-const spillKeep = 4 << 10
+// emptySpill forgets st's spilled data, all served. The array is kept
+// for the next spill only if it is within the bound: one burst can spill
+// a whole batch of the ring's buffers (megabytes), which an idle
+// connection must not go on holding.
+func (st *urState) emptySpill() {
+	st.spillOff = 0
+	if cap(st.spill) > spillMax {
+		st.spill = nil
+		return
+	}
+	st.spill = st.spill[:0]
+}
 
 // serveData completes st's nil-buffer receive with data from the ring:
 // lent as is to a Transient provider's owner, copied into the Provider's
@@ -314,7 +322,7 @@ func (b *uringBackend) fromSpill(st *urState) (Completion, bool) {
 		// Consumed from the front without moving the rest: a large spill
 		// served in small pieces would otherwise be copied over and over.
 		if st.spillOff += c.N; st.spillOff == len(st.spill) {
-			st.spill, st.spillOff = st.spill[:0], 0
+			st.emptySpill()
 		}
 		if c.BufID >= 0 {
 			b.prov.Commit(c.BufID, c.N)

@@ -1,4 +1,11 @@
-package benchrun
+// Package procfs reads what the benchmark and soak commands report about a
+// process from Linux's /proc (proc(5)): CPU time, resident memory, open
+// descriptors, and the machine's CPU model and kernel. Elsewhere every
+// reader returns an error (or "unknown").
+//
+// It is for the measuring programs (internal/benchrun, internal/soak),
+// not for the library.
+package procfs
 
 import (
 	"bytes"
@@ -14,8 +21,8 @@ import (
 // on every Linux architecture Go supports (proc(5)).
 const clockTick = 100
 
-// procCPU returns the CPU time (user + system) process pid has used.
-func procCPU(pid int) (time.Duration, error) {
+// CPU returns the CPU time (user + system) process pid has used.
+func CPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
@@ -38,17 +45,17 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(ut+st) * time.Second / clockTick, nil
 }
 
-// procPeakRSS returns the peak resident set (VmHWM) of process pid in bytes.
-func procPeakRSS(pid int) (int64, error) {
-	return procStatus(pid, "VmHWM:")
+// PeakRSS returns the peak resident set (VmHWM) of process pid in bytes.
+func PeakRSS(pid int) (int64, error) {
+	return status(pid, "VmHWM:")
 }
 
-// procRSS returns the resident set (VmRSS) of process pid in bytes.
-func procRSS(pid int) (int64, error) {
-	return procStatus(pid, "VmRSS:")
+// RSS returns the resident set (VmRSS) of process pid in bytes.
+func RSS(pid int) (int64, error) {
+	return status(pid, "VmRSS:")
 }
 
-func procStatus(pid int, key string) (int64, error) {
+func status(pid int, key string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -66,8 +73,31 @@ func procStatus(pid int, key string) (int64, error) {
 	return 0, fmt.Errorf("no %s in /proc/%d/status", key, pid)
 }
 
-// selfCPU returns the CPU time this process has used.
-func selfCPU() time.Duration {
+// FDs returns process pid's open descriptors with their readlink targets
+// (socket:[inode], pipe:[inode], anon_inode:[eventfd], a path), from
+// /proc/PID/fd. A descriptor that closes while it is read is left out,
+// and so is the one this reading opens when pid is the caller's own.
+func FDs(pid int) (map[int]string, error) {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	fds := make(map[int]string, len(entries))
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink(dir + "/" + e.Name()); err == nil {
+			fds[n] = target // ReadDir's own descriptor is closed by now: skipped
+		}
+	}
+	return fds, nil
+}
+
+// SelfCPU returns the CPU time this process has used.
+func SelfCPU() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
@@ -75,8 +105,8 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// cpuModel returns the CPU's model name from /proc/cpuinfo.
-func cpuModel() string {
+// CPUModel returns the CPU's model name from /proc/cpuinfo.
+func CPUModel() string {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
 		return "unknown"
@@ -89,8 +119,8 @@ func cpuModel() string {
 	return "unknown"
 }
 
-// kernel returns the kernel's name and release, such as "Linux 6.18.0".
-func kernel() string {
+// Kernel returns the kernel's name and release, such as "Linux 6.18.0".
+func Kernel() string {
 	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
 	if err != nil {
 		return "unknown"

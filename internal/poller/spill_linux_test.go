@@ -1,0 +1,82 @@
+//go:build linux
+
+package poller_test
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/internal/poller"
+)
+
+// TestSpillReleased: on io_uring, data a multishot receive brings while
+// its owner is not reading is spilled, and a burst can spill far more
+// than the 64 KiB bound (a whole batch of the ring's buffers). Once that
+// is served, the connection must not keep the large buffer (an idle
+// connection holds no memory), and once the tag is removed its slot must
+// keep none: the soak test (galebench soak) saw aio-io_uring's server
+// hold tens of MiB of spill in the slots of closed connections.
+func TestSpillReleased(t *testing.T) {
+	if err := poller.Available(poller.IOURing); err != nil {
+		t.Skipf("io_uring unavailable: %v", err)
+	}
+	checkFDs(t)
+	fd, peer := streamPair(t, "unix")
+	be, err := poller.OpenKind(poller.IOURing, spaceProvider{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	if poller.SpillCap(be, tagA) < 0 {
+		t.Skip("GALE_BACKEND chose another backend")
+	}
+	if err := be.Add(fd, tagA, true); err != nil {
+		t.Fatal(err)
+	}
+	be.Recv(tagA, nil)
+	writeAll(t, peer, []byte("arm"))
+	wantRecv(t, waitOne(t, be), tagA, "arm")
+
+	// The owner does not read: a burst lands in the ring and is spilled.
+	const burst = 512 << 10
+	sent := bytes.Repeat([]byte("0123456789abcdef"), burst/16)
+	done := make(chan struct{})
+	go func() { defer close(done); peer.Write(sent) }()
+	time.Sleep(100 * time.Millisecond)
+	poll0(t, be)
+	peak := poller.SpillCap(be, tagA)
+	if peak <= poller.SpillMax {
+		t.Fatalf("spill capacity after a %d-byte burst = %d, want more than %d: the test did not make a large spill", burst, peak, poller.SpillMax)
+	}
+
+	// Serve everything, the burst's tail included.
+	var got []byte
+	for len(got) < burst {
+		be.Recv(tagA, nil)
+		r := waitOne(t, be)
+		if r.Err != 0 || r.N == 0 {
+			t.Fatalf("receive = %v after %d bytes, want data", r, len(got))
+		}
+		got = append(got, r.Buf...)
+	}
+	<-done
+	if !bytes.Equal(got, sent) {
+		t.Fatalf("received %d bytes, not the %d sent, in order", len(got), len(sent))
+	}
+	if c := poller.SpillCap(be, tagA); c > poller.SpillMax {
+		t.Errorf("spill capacity once served = %d (peak %d), want at most %d", c, peak, poller.SpillMax)
+	}
+	if err := be.Remove(tagA); err != nil {
+		t.Fatal(err)
+	}
+	if c := poller.SpillCap(be, tagA); c != 0 {
+		t.Errorf("spill capacity after Remove = %d, want 0", c)
+	}
+}
+
+// spaceProvider gives a fresh 64 KiB buffer to every nil-buffer receive.
+type spaceProvider struct{}
+
+func (spaceProvider) Provide() ([]byte, int) { return make([]byte, 64<<10), 0 }
+func (spaceProvider) Commit(int, int)        {}
