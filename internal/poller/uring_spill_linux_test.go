@@ -20,7 +20,7 @@ func (p *spillProvider) Commit(int, int)        {}
 
 // TestURingRemoveDropsSpill fills a connection's spill (data a multishot
 // receive brings while the owner is not reading), removes the connection,
-// and checks that its slot keeps at most spillKeep bytes of it: a server
+// and checks that its slot keeps none of it: a server
 // whose connections once spilled would otherwise hold that memory in every
 // slot for good, whatever connects next.
 func TestURingRemoveDropsSpill(t *testing.T) {
