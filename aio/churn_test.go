@@ -159,7 +159,7 @@ func testChurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	stWaitFor(t, nil, "every connection released after the warm-up", released)
-	before, s0 := stMeasure(), w.Stats().Total()
+	before, s0 := leaktest.Measure(), w.Stats().Total()
 	start := time.Now()
 	sent, err := stChurn(addr, cycles, stChurnDialers)
 	if err != nil {
@@ -167,15 +167,15 @@ func testChurn(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	stWaitFor(t, nil, "every connection released", released)
-	after, ok := stSettleUsage(before, stChurnHeapSlack)
+	after, ok := leaktest.Settle(before, stChurnHeapSlack)
 	s := w.Stats().Total()
 	t.Logf("%d cycles from %d dialers in %v (%.0f/s); fds %d -> %d, goroutines %d -> %d, heap %.2f -> %.2f MiB, swap %d KiB",
 		cycles, stChurnDialers, elapsed.Round(time.Millisecond), float64(cycles)/elapsed.Seconds(),
-		before.fds, after.fds, before.goroutines, after.goroutines, stMiB(before.heap), stMiB(after.heap), s.SwapBytes>>10)
+		before.FDs, after.FDs, before.Goroutines, after.Goroutines, stMiB(before.Heap), stMiB(after.Heap), s.SwapBytes>>10)
 	if !ok {
 		t.Errorf("after %d cycles: fds %d -> %d (want no more), goroutines %d -> %d (want at most %d more), heap %d -> %d bytes (want at most %d more)",
-			cycles, before.fds, after.fds, before.goroutines, after.goroutines, leaktest.GoroutineSlack,
-			before.heap, after.heap, stChurnHeapSlack)
+			cycles, before.FDs, after.FDs, before.Goroutines, after.Goroutines, leaktest.GoroutineSlack,
+			before.Heap, after.Heap, stChurnHeapSlack)
 	}
 	if in, out := s.BytesRead-s0.BytesRead, s.BytesWritten-s0.BytesWritten; in != uint64(sent) || out != uint64(sent) {
 		t.Errorf("watcher read %d and wrote %d bytes in %d cycles, want %d each", in, out, cycles, sent)

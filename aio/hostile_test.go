@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/galeio/gale/internal/leaktest"
 	"io"
 	"net"
 	"sync"
@@ -80,7 +81,7 @@ func testHostileNonReader(t *testing.T) {
 	}
 	consumed := stPushConsume(t, w)
 
-	base := stMeasure()
+	base := leaktest.Measure()
 	peak := stSampleHeap(t)
 	var got [stPushReaders]atomic.Int64
 	var wg sync.WaitGroup
@@ -102,11 +103,11 @@ func testHostileNonReader(t *testing.T) {
 	<-consumed
 
 	t.Logf("%d MiB pushed to %d readers; the non-reader's socket took %d bytes, then it was freed with %d bytes pending (bound %d), %d of its writes cut by Free; heap %.1f MiB at rest, peak +%.1f MiB",
-		total>>20, stPushReaders, mute.written.Load(), mute.maxPend, stPushCap, mute.closedErr.Load(), stMiB(base.heap), stMiB(heapPeak-base.heap))
+		total>>20, stPushReaders, mute.written.Load(), mute.maxPend, stPushCap, mute.closedErr.Load(), stMiB(base.Heap), stMiB(heapPeak-base.Heap))
 	stCheckPeers(t, peers, total)
-	if limit := int64(stPushCap + stPushReaders*stPushWindow + stPushHeapSlack); heapPeak-base.heap > limit {
+	if limit := int64(stPushCap + stPushReaders*stPushWindow + stPushHeapSlack); heapPeak-base.Heap > limit {
 		t.Errorf("heap grew by %d bytes at its peak, want at most %d (the bound, the readers' windows and %d of slack)",
-			heapPeak-base.heap, limit, stPushHeapSlack)
+			heapPeak-base.Heap, limit, stPushHeapSlack)
 	}
 }
 
@@ -275,7 +276,7 @@ func stSampleHeap(t testing.TB) func() int64 {
 	go func() {
 		defer close(done)
 		for {
-			peak = max(peak, stHeapNow())
+			peak = max(peak, leaktest.HeapNow())
 			select {
 			case <-stop:
 				return

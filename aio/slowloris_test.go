@@ -8,6 +8,7 @@ package aio_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/galeio/gale/internal/leaktest"
 	"io"
 	"net"
 	"runtime"
@@ -156,7 +157,7 @@ func testSlowloris(t *testing.T) {
 		before = append(before, stLineTrips(t, good, stLorisTrips))
 	}
 
-	base := stMeasure()
+	base := leaktest.Measure()
 	loris := stDialMany(t, srv.ln.Addr().String(), cfg.conns)
 	stWaitFor(t, nil, "every slowloris connection delegated", func() bool {
 		s := w.Stats().Total()
@@ -177,7 +178,7 @@ func testSlowloris(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.duration = time.Since(begin).Round(100 * time.Millisecond) // what it ran for, for the log
-	held, s := stMeasure(), w.Stats().Total()
+	held, s := leaktest.Measure(), w.Stats().Total()
 	sent := tr.sent.Load()
 	stWaitFor(t, nil, "every slowloris byte read", func() bool {
 		return w.Stats().Total().BytesRead-in0 >= uint64(sent)+uint64(2*len(beside)*stLorisGood*stLorisTrips*64)
@@ -188,7 +189,7 @@ func testSlowloris(t *testing.T) {
 	stWaitFor(t, nil, "the slowloris connections freed", func() bool { return w.Stats().Total().Conns == stLorisGood })
 	t.Logf("%d well-behaved conns: %.0f round trips/s before the slowloris conns, %.0f with them idle, %.0f with them trickling",
 		stLorisGood, stMedian(before), stMedian(idle), stMedian(beside))
-	stCheckLoris(t, cfg, stRatio(beside, idle), len(beside), held.heap-base.heap, sent, s)
+	stCheckLoris(t, cfg, stRatio(beside, idle), len(beside), held.Heap-base.Heap, sent, s)
 	srv.errs.check(t, "echo loop")
 }
 

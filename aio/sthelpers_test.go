@@ -11,16 +11,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/galeio/gale/aio"
-	"github.com/galeio/gale/internal/leaktest"
 )
 
 // stTimeout bounds every wait on an event that should happen promptly.
@@ -396,50 +393,6 @@ func stWrite(t testing.TB, c net.Conn, b []byte) {
 // stLong reports whether the long versions of the load tests run
 // (GALE_LONG=1); by default they run at a size CI affords.
 func stLong() bool { return os.Getenv("GALE_LONG") == "1" }
-
-// stUsage is what the process holds: open descriptors, goroutines, and
-// heap bytes in live objects after a collection.
-type stUsage struct {
-	fds, goroutines int
-	heap            int64
-}
-
-// stMeasure collects garbage and takes the process's usage. It collects
-// twice: the first collection moves sync.Pool contents to the victim
-// cache, the second frees them.
-func stMeasure() stUsage {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	fds, _ := leaktest.OpenFDs()
-	return stUsage{fds: len(fds), goroutines: runtime.NumGoroutine(), heap: int64(ms.HeapAlloc)}
-}
-
-// stSettleUsage waits, for up to leaktest.Wait, until the usage is back
-// within the tolerances of base: no more descriptors, at most
-// leaktest.GoroutineSlack more goroutines, at most heapSlack more heap
-// bytes. It returns the last measure and whether it got there.
-func stSettleUsage(base stUsage, heapSlack int64) (stUsage, bool) {
-	deadline := time.Now().Add(leaktest.Wait)
-	for {
-		u := stMeasure()
-		ok := u.fds <= base.fds && u.goroutines <= base.goroutines+leaktest.GoroutineSlack &&
-			u.heap <= base.heap+heapSlack
-		if ok || time.Now().After(deadline) {
-			return u, ok
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stHeapNow returns the heap bytes in objects, live or not yet collected,
-// without a collection: a cheap sample for peaks.
-func stHeapNow() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	return int64(s[0].Value.Uint64())
-}
 
 // stMiB converts bytes to MiB, for logs.
 func stMiB(n int64) float64 { return float64(n) / (1 << 20) }

@@ -58,7 +58,7 @@ func testChurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	etWaitFor(t, "no connection after the warm-up", func() bool { return e.Stats().Total().Conns == 0 })
-	before, in0 := etMeasure(), e.Stats().Total()
+	before, in0 := leaktest.Measure(), e.Stats().Total()
 	start := time.Now()
 	sent, err := etChurn(a, cycles, etChurnDialers)
 	if err != nil {
@@ -68,14 +68,14 @@ func testChurn(t *testing.T) {
 	etWaitFor(t, "every connection closed", func() bool {
 		return e.Stats().Total().Conns == 0 && h.closes.Load() == h.opens.Load()
 	})
-	after, ok := etSettle(before, etChurnHeapSlack)
+	after, ok := leaktest.Settle(before, etChurnHeapSlack)
 	t.Logf("%d cycles from %d dialers in %v (%.0f/s); fds %d -> %d, goroutines %d -> %d, heap %.2f -> %.2f MiB",
 		cycles, etChurnDialers, elapsed.Round(time.Millisecond), float64(cycles)/elapsed.Seconds(),
-		before.fds, after.fds, before.goroutines, after.goroutines, etMiB(before.heap), etMiB(after.heap))
+		before.FDs, after.FDs, before.Goroutines, after.Goroutines, etMiB(before.Heap), etMiB(after.Heap))
 	if !ok {
 		t.Errorf("after %d cycles: fds %d -> %d (want no more), goroutines %d -> %d (want at most %d more), heap %d -> %d bytes (want at most %d more)",
-			cycles, before.fds, after.fds, before.goroutines, after.goroutines, leaktest.GoroutineSlack,
-			before.heap, after.heap, etChurnHeapSlack)
+			cycles, before.FDs, after.FDs, before.Goroutines, after.Goroutines, leaktest.GoroutineSlack,
+			before.Heap, after.Heap, etChurnHeapSlack)
 	}
 	etCheckChurnStats(t, e, h, in0, sent, cycles)
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/leaktest"
 )
 
 // etWait bounds every wait of these tests for an event, a peer's bytes or
@@ -357,50 +355,6 @@ func (r *etRecorder) list() []string {
 // etLong reports whether the long versions of the load tests run
 // (GALE_LONG=1); by default they run at a size CI affords.
 func etLong() bool { return os.Getenv("GALE_LONG") == "1" }
-
-// etUsage is what the process holds: open descriptors, goroutines, and
-// heap bytes in live objects after a collection.
-type etUsage struct {
-	fds, goroutines int
-	heap            int64
-}
-
-// etMeasure collects garbage and takes the process's usage. It collects
-// twice: the first collection moves sync.Pool contents to the victim
-// cache, the second frees them.
-func etMeasure() etUsage {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	fds, _ := leaktest.OpenFDs()
-	return etUsage{fds: len(fds), goroutines: runtime.NumGoroutine(), heap: int64(ms.HeapAlloc)}
-}
-
-// etSettle waits, for up to leaktest.Wait, until the usage is back within
-// the tolerances of base: no more descriptors, at most
-// leaktest.GoroutineSlack more goroutines, at most heapSlack more heap
-// bytes. It returns the last measure and whether it got there.
-func etSettle(base etUsage, heapSlack int64) (etUsage, bool) {
-	deadline := time.Now().Add(leaktest.Wait)
-	for {
-		u := etMeasure()
-		ok := u.fds <= base.fds && u.goroutines <= base.goroutines+leaktest.GoroutineSlack &&
-			u.heap <= base.heap+heapSlack
-		if ok || time.Now().After(deadline) {
-			return u, ok
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// etHeapNow returns the heap bytes in objects, live or not yet collected,
-// without a collection: a cheap sample for peaks.
-func etHeapNow() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	return int64(s[0].Value.Uint64())
-}
 
 // etCountServer is a Handler for load tests with more connections than
 // etHandler's reports hold: it counts opens and closes, keeps the first

@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/galeio/gale/internal/leaktest"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -99,7 +100,7 @@ func testHostileBroadcastNonReader(t *testing.T) {
 	muteConn := etOpened(t, h)
 	cast.add(muteConn)
 
-	base := etMeasure()
+	base := leaktest.Measure()
 	peaks := etSampleMem(t, e)
 	var got [etCastReaders]atomic.Int64
 	var wg sync.WaitGroup
@@ -118,7 +119,7 @@ func testHostileBroadcastNonReader(t *testing.T) {
 	heapPeak, queuedPeak := peaks()
 
 	t.Logf("%d MiB broadcast to %d readers; the non-reader was cut after %d bytes accepted, its queue at most %d bytes (cap %d); Stats().Queued peak %d; heap %.1f MiB at rest, peak +%.1f MiB",
-		total>>20, etCastReaders, res.muteSent, res.muteMax, etCastCap, queuedPeak, etMiB(base.heap), etMiB(heapPeak-base.heap))
+		total>>20, etCastReaders, res.muteSent, res.muteMax, etCastCap, queuedPeak, etMiB(base.Heap), etMiB(heapPeak-base.Heap))
 	if !errors.Is(res.muteErr, engine.ErrWriteBufferFull) {
 		t.Errorf("Write to the non-reader = %v, want ErrWriteBufferFull", res.muteErr)
 	}
@@ -131,9 +132,9 @@ func testHostileBroadcastNonReader(t *testing.T) {
 	if limit := int64(etCastCap + etCastReaders*(etCastWindow+etCastMsg)); queuedPeak > limit {
 		t.Errorf("Stats().Queued peaked at %d, want at most %d (the cap and the readers' windows)", queuedPeak, limit)
 	}
-	if limit := int64(etCastCap + etCastReaders*etCastWindow + etCastHeapSlack); heapPeak-base.heap > limit {
+	if limit := int64(etCastCap + etCastReaders*etCastWindow + etCastHeapSlack); heapPeak-base.Heap > limit {
 		t.Errorf("heap grew by %d bytes at its peak, want at most %d (the cap, the readers' windows and %d of slack)",
-			heapPeak-base.heap, limit, etCastHeapSlack)
+			heapPeak-base.Heap, limit, etCastHeapSlack)
 	}
 }
 
@@ -228,7 +229,7 @@ func etSampleMem(t testing.TB, e *engine.Engine) func() (heap, queued int64) {
 	go func() {
 		defer close(done)
 		for {
-			heap = max(heap, etHeapNow())
+			heap = max(heap, leaktest.HeapNow())
 			queued = max(queued, e.Stats().Queued)
 			select {
 			case <-stop:

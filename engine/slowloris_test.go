@@ -8,6 +8,7 @@ package engine_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/galeio/gale/internal/leaktest"
 	"net"
 	"slices"
 	"sync"
@@ -96,7 +97,7 @@ func testSlowloris(t *testing.T) {
 		before = append(before, etLineTrips(t, good, etLorisTrips))
 	}
 
-	base := etMeasure()
+	base := leaktest.Measure()
 	loris := etDialMany(t, a, cfg.conns)
 	etWaitFor(t, "every slowloris connection open", func() bool { return e.Stats().Total().Conns == etLorisGood+cfg.conns })
 	in0 := e.Stats().Total().BytesIn
@@ -114,7 +115,7 @@ func testSlowloris(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.duration = time.Since(begin).Round(100 * time.Millisecond) // what it ran for, for the log
-	held := etMeasure()
+	held := leaktest.Measure()
 	s := e.Stats()
 	sent := tr.sent.Load()
 	etWaitFor(t, "every slowloris byte received", func() bool {
@@ -126,7 +127,7 @@ func testSlowloris(t *testing.T) {
 	etWaitFor(t, "the slowloris connections closed", func() bool { return e.Stats().Total().Conns == etLorisGood })
 	t.Logf("%d well-behaved conns: %.0f round trips/s before the slowloris conns, %.0f with them idle, %.0f with them trickling",
 		etLorisGood, etMedian(before), etMedian(idle), etMedian(beside))
-	etCheckLoris(t, cfg, etRatio(beside, idle), len(beside), held.heap-base.heap, sent, s, h)
+	etCheckLoris(t, cfg, etRatio(beside, idle), len(beside), held.Heap-base.Heap, sent, s, h)
 }
 
 // etLorisShort reports whether the throughput beside the slowloris is
