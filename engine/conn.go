@@ -46,7 +46,6 @@ type Conn struct {
 	sending     bool       // a send of out is in flight
 	flushPosted bool       // a flush task is queued
 	dead        bool       // closing or closed: writes fail
-	needPost    bool       // writeLocked queued bytes: post the flush task
 	shutWrite   bool       // CloseWrite: shut down once out is empty
 	batching    bool       // OnData runs on a ring loop: see eloop.ring
 	ctx         any

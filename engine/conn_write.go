@@ -26,7 +26,8 @@ func (c *Conn) Write(p []byte) (int, error) {
 	one := [1][]byte{p} // stays on the stack: writeLocked keeps no reference
 	c.mu.Lock()
 	n, err := c.writeLocked(one[:])
-	return c.unlockAndFlush(n, err)
+	c.mu.Unlock()
+	return n, err
 }
 
 // Writev writes the buffers of bufs in order, as one Write: writes from
@@ -34,7 +35,8 @@ func (c *Conn) Write(p []byte) (int, error) {
 func (c *Conn) Writev(bufs [][]byte) (int, error) {
 	c.mu.Lock()
 	n, err := c.writeLocked(bufs)
-	return c.unlockAndFlush(n, err)
+	c.mu.Unlock()
+	return n, err
 }
 
 // writeLocked writes what the socket takes at once when nothing is
@@ -73,16 +75,36 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 		c.post(loop.Func(func(*loop.Loop) { c.fail(ErrWriteBufferFull) }))
 		return skip, ErrWriteBufferFull
 	}
+	if err := c.postFlush(); err != nil {
+		return skip, err
+	}
 	for _, b := range bufs {
 		k := min(skip, len(b))
 		skip -= k
 		c.enqueue(b[k:])
 	}
-	if !c.flushPosted && !c.batching { // a batch is sent by the flush after OnData
-		c.flushPosted = true
-		c.needPost = true
-	}
 	return total, nil
+}
+
+// postFlush posts the flush task for bytes about to be queued, unless one
+// is pending or the loop's flush after OnData will send them (a batch).
+// It posts before the bytes are queued, with c.mu held, so the write's
+// fate is decided first: if the loop no longer takes tasks, it is
+// stopping and will close c without sending its queue, so this write
+// fails with nothing queued and so does every later one. (Queued first,
+// the bytes of a write that then failed could still go out with a send
+// the stopping loop completes.) The flush takes c.mu, so it cannot run
+// before the bytes are queued. c.mu is held.
+func (c *Conn) postFlush() error {
+	if c.flushPosted || c.batching {
+		return nil
+	}
+	if err := c.post((*flushTask)(c)); err != nil {
+		c.dead = true
+		return err
+	}
+	c.flushPosted = true
+	return nil
 }
 
 // writeFailed ends c after a direct write failed with errno, and returns
@@ -125,26 +147,6 @@ func (c *Conn) writeNow(bufs [][]byte) (int, syscall.Errno) {
 		n++
 	}
 	return sock.Writev(c.fd, iov[:n])
-}
-
-// unlockAndFlush releases c.mu and posts the flush task if writeLocked
-// asked for it. If the loop no longer takes tasks, it is stopping and
-// will close c without sending its queue: this Write fails, and so does
-// every later one, at once (flushPosted stays set, so a later Write would
-// neither post nor fail, its bytes queued for nothing).
-func (c *Conn) unlockAndFlush(n int, err error) (int, error) {
-	post := c.needPost
-	c.needPost = false
-	c.mu.Unlock()
-	if post && c.post((*flushTask)(c)) != nil {
-		c.mu.Lock()
-		c.dead = true
-		c.mu.Unlock()
-		if err == nil {
-			err = ErrEngineStopped
-		}
-	}
-	return n, err
 }
 
 // OutboundBuffered returns the number of bytes queued and not yet written.
@@ -295,7 +297,8 @@ func (c *Conn) water() {
 	c.mu.Lock()
 	n := c.outN
 	c.mu.Unlock()
-	over := c.lp.e.overBudget() && n > 0
+	over, crossed := c.lp.e.overBudget(c.lp)
+	over = over && n > 0
 	switch {
 	case !c.paused && (n > o.WriteHighWater || over):
 		c.paused = true
@@ -304,6 +307,9 @@ func (c *Conn) water() {
 		c.paused = false
 		c.lp.stats.paused.Add(-1)
 		c.startRead()
+	}
+	if crossed {
+		c.lp.recheck(c)
 	}
 }
 

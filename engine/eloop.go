@@ -82,3 +82,13 @@ func (lp *eloop) removeConn(c *Conn) {
 		lp.e.signalIdle()
 	}
 }
+
+// recheck applies backpressure anew to each of lp's connections but skip,
+// after the engine's output passed its budget. It runs on lp's loop.
+func (lp *eloop) recheck(skip *Conn) {
+	for _, c := range lp.conns {
+		if c != skip {
+			c.water()
+		}
+	}
+}

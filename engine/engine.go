@@ -148,26 +148,28 @@ func (e *Engine) stopping() bool {
 }
 
 // overBudget reports whether the engine's queued output exceeds
-// Options.OutputBudget. On the transition into excess it asks every loop
-// to re-check its connections, so that each one with queued output
-// pauses, not only the one whose write crossed the line.
-func (e *Engine) overBudget() bool {
+// Options.OutputBudget, and whether this call saw the transition into
+// excess. On that transition every other loop is asked to re-check its
+// connections, so that each one with queued output pauses, not only the
+// one whose write crossed the line; the caller, running on cur, re-checks
+// cur's own at once (see Conn.water), so they have paused by the time
+// its task ends.
+func (e *Engine) overBudget(cur *eloop) (over, crossed bool) {
 	b := e.opts.OutputBudget
 	if b <= 0 {
-		return false
+		return false, false
 	}
 	if e.queued.Load() <= b {
 		e.over.Store(false)
-		return false
+		return false, false
 	}
-	if e.over.CompareAndSwap(false, true) {
-		for _, lp := range e.loops {
-			lp.l.Post(loop.Func(func(*loop.Loop) {
-				for _, c := range lp.conns {
-					c.water()
-				}
-			}))
+	if !e.over.CompareAndSwap(false, true) {
+		return true, false
+	}
+	for _, lp := range e.loops {
+		if lp != cur {
+			lp.l.Post(loop.Func(func(*loop.Loop) { lp.recheck(nil) }))
 		}
 	}
-	return true
+	return true, true
 }
