@@ -1,6 +1,7 @@
 package aio
 
 import (
+	"net"
 	"sync"
 	"time"
 
@@ -48,4 +49,18 @@ func (w *Watcher) Timers() int {
 		}
 	}
 	return n
+}
+
+// DelegateAndStopLoops delegates nc without posting a request, then stops
+// every loop without closing the watcher: the state in which a Free that
+// passed its closed check finds its conn's loop refusing requests, and the
+// conn never reached the loop.
+func (w *Watcher) DelegateAndStopLoops(nc net.Conn) error {
+	if _, err := w.register(nc); err != nil {
+		return err
+	}
+	for _, lp := range w.loops {
+		lp.l.Stop(lp.stop)
+	}
+	return nil
 }

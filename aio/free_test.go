@@ -148,6 +148,36 @@ func testFreeNeverSeen(t *testing.T) {
 	})
 }
 
+// TestFreeLosesToClose: a Free that passed its closed check while Close
+// was stopping the loops, on a conn delegated by a submission that the
+// stopping loop refused, so that the conn never reached its loop and is no
+// longer in the registry Close sweeps: Free reports ErrWatcherClosed and
+// still closes the watcher's descriptor (the peer reads end of file).
+func TestFreeLosesToClose(t *testing.T) { backendtest.Run(t, testFreeLosesToClose) }
+
+func testFreeLosesToClose(t *testing.T) {
+	forNetworks(t, func(t *testing.T, pair pairFunc) {
+		c, peer := pair(t)
+		w := newWatcher(t, aio.Config{})
+		ino := sockInode(t, c)
+		if err := w.DelegateAndStopLoops(c); err != nil {
+			t.Fatalf("delegating: %v", err)
+		}
+		if err := w.Free(c); err != aio.ErrWatcherClosed {
+			t.Errorf("Free with the loops stopped = %v, want ErrWatcherClosed", err)
+		}
+		if got := expectEOF(t, peer); len(got) != 0 {
+			t.Errorf("peer read %q after Free, want EOF", got)
+		}
+		if after, ok := openFDs(); ok {
+			if fds := socketFDs(after, ino); len(fds) != 0 {
+				t.Errorf("fds %v still refer to the freed socket", fds)
+			}
+		}
+		w.Close()
+	})
+}
+
 // TestSubmitAfterFree: a request on a freed conn fails (with an error
 // matching net.ErrClosed) instead of hanging.
 func TestSubmitAfterFree(t *testing.T) { backendtest.Run(t, testSubmitAfterFree) }

@@ -3,6 +3,8 @@ package aio
 import (
 	"net"
 	"time"
+
+	"github.com/galeio/gale/internal/sock"
 )
 
 // Read submits a read on conn. It completes with the bytes of the first
@@ -74,9 +76,27 @@ func (w *watcher) Free(conn net.Conn) error {
 	r.kind, r.c = kFree, c
 	if c.lp.l.Post(r) != nil {
 		w.pool.put(r)
+		w.orphan(c)
 		return ErrWatcherClosed
 	}
 	return nil
+}
+
+// orphan closes c's descriptor after a Free that took c from the registry
+// found its loop stopping. If c reached its loop, the loop's stop released
+// it; if not, Close's sweep, which sees only the registry, would miss it.
+// So orphan waits for the loop to exit, when its fields are safe to read,
+// and closes the descriptor unless the loop did.
+func (w *watcher) orphan(c *conn) {
+	<-c.lp.l.Done()
+	g := &w.reg
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !c.released {
+		c.released = true
+		c.cleanup.Stop()
+		sock.Close(c.fd)
+	}
 }
 
 // submit queues a request for conn's loop. Requests that cannot be
