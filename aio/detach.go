@@ -26,6 +26,7 @@ func (w *watcher) Detach(conn net.Conn) (net.Conn, error) {
 	}
 	fds := make(chan int, 1)
 	if c.lp.l.Post(loop.Func(func(l *loop.Loop) { c.detach(l, fds) })) != nil {
+		w.orphan(c)
 		return nil, ErrWatcherClosed
 	}
 	var fd int

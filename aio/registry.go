@@ -115,6 +115,28 @@ func (w *watcher) take(nc net.Conn) *conn {
 	g := &w.reg
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.takeLocked(p)
+}
+
+// takeOrClose is take for Free: a conn never delegated is closed, under
+// the registry's lock, so that a submission delegating it at the same
+// time either comes first (and take finds it) or finds it closed (and its
+// request fails), never delegates a conn that Free has let go.
+func (w *watcher) takeOrClose(nc net.Conn) *conn {
+	p := connPtr(nc)
+	g := &w.reg
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := g.takeLocked(p)
+	if c == nil {
+		nc.Close()
+	}
+	return c
+}
+
+// takeLocked removes and returns the live entry for the object at p, or
+// nil. g.mu is held.
+func (g *registry) takeLocked(p unsafe.Pointer) *conn {
 	c := g.m[uintptr(p)]
 	if c == nil || unsafe.Pointer(c.ref.Value()) != p {
 		return nil

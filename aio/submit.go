@@ -59,7 +59,9 @@ func (w *watcher) WriteTimeout(ctx any, conn net.Conn, buf []byte, deadline time
 // Free releases conn: its pending requests complete with ErrConnClosed and
 // its descriptor is closed. It returns at once and produces no completion
 // of its own; it is ordered after requests submitted before it. A conn the
-// watcher never delegated is simply closed. Safe from any goroutine.
+// watcher never delegated is simply closed (a request submitted on it at
+// the same time either delegates it first, and is freed with it, or fails
+// with an error matching net.ErrClosed). Safe from any goroutine.
 func (w *watcher) Free(conn net.Conn) error {
 	if w.closed.Load() {
 		return ErrWatcherClosed
@@ -67,9 +69,8 @@ func (w *watcher) Free(conn net.Conn) error {
 	if conn == nil || connPtr(conn) == nil {
 		return ErrUnsupported
 	}
-	c := w.take(conn)
+	c := w.takeOrClose(conn)
 	if c == nil {
-		conn.Close()
 		return nil
 	}
 	r := w.pool.get()
