@@ -10,8 +10,8 @@ import (
 	"github.com/galeio/gale/internal/poller"
 )
 
-// TestSpillReleased: on io_uring, data a multishot receive brings while
-// its owner is not reading is spilled, and a burst can spill far more
+// TestSpillReleased: on io_uring, data a multishot receive (a Transient
+// provider's, engine's) brings while its owner is not reading is spilled, and a burst can spill far more
 // than the 64 KiB bound (a whole batch of the ring's buffers). Once that
 // is served, the connection must not keep the large buffer (an idle
 // connection holds no memory), and once the tag is removed its slot must
@@ -76,7 +76,68 @@ func TestSpillReleased(t *testing.T) {
 }
 
 // spaceProvider gives a fresh 64 KiB buffer to every nil-buffer receive.
+// It is Transient, as engine's is: on io_uring its owner's receives are
+// one multishot, which spills while the owner is not reading.
 type spaceProvider struct{}
 
 func (spaceProvider) Provide() ([]byte, int) { return make([]byte, 64<<10), 0 }
 func (spaceProvider) Commit(int, int)        {}
+func (spaceProvider) Transient() bool        { return true }
+
+// copyProvider gives a fresh 64 KiB buffer to every nil-buffer receive
+// and is not Transient, as aio's swap buffer.
+type copyProvider struct{}
+
+func (copyProvider) Provide() ([]byte, int) { return make([]byte, 64<<10), 0 }
+func (copyProvider) Commit(int, int)        {}
+
+// TestCopyingOwnerDoesNotSpill: on io_uring, a copying provider's owner
+// (aio) receives with one-shot receives, so data that arrives while it is
+// not reading stays in the socket instead of being received and spilled
+// (held, and copied twice), and still arrives whole and in order.
+func TestCopyingOwnerDoesNotSpill(t *testing.T) {
+	if err := poller.Available(poller.IOURing); err != nil {
+		t.Skipf("io_uring unavailable: %v", err)
+	}
+	checkFDs(t)
+	fd, peer := streamPair(t, "unix")
+	be, err := poller.OpenKind(poller.IOURing, copyProvider{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	if poller.SpillCap(be, tagA) < 0 {
+		t.Skip("GALE_BACKEND chose another backend")
+	}
+	if err := be.Add(fd, tagA, true); err != nil {
+		t.Fatal(err)
+	}
+	be.Recv(tagA, nil)
+	writeAll(t, peer, []byte("arm"))
+	wantRecv(t, waitOne(t, be), tagA, "arm")
+
+	const burst = 512 << 10
+	sent := bytes.Repeat([]byte("0123456789abcdef"), burst/16)
+	done := make(chan struct{})
+	go func() { defer close(done); peer.Write(sent) }()
+	time.Sleep(100 * time.Millisecond)
+	if rs := poll0(t, be); len(rs) != 0 {
+		t.Fatalf("completions %v with no receive asked for", rs)
+	}
+	if c := poller.SpillCap(be, tagA); c != 0 {
+		t.Fatalf("spill capacity with no receive asked for = %d, want 0", c)
+	}
+	var got []byte
+	for len(got) < burst {
+		be.Recv(tagA, nil)
+		r := waitOne(t, be)
+		if r.Err != 0 || r.N == 0 {
+			t.Fatalf("receive = %v after %d bytes, want data", r, len(got))
+		}
+		got = append(got, r.Buf...)
+	}
+	<-done
+	if !bytes.Equal(got, sent) {
+		t.Fatalf("received %d bytes, not the %d sent, in order", len(got), len(sent))
+	}
+}

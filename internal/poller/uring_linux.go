@@ -326,7 +326,7 @@ func (b *uringBackend) handle(c uring.CQE, fn func(*Completion)) {
 		return
 	}
 	switch data.kind() {
-	case kRecv, kRecvMulti, kAccept, kPollIn:
+	case kRecv, kRecvMulti, kRecvOne, kAccept, kPollIn:
 		if st.rk != data.kind() {
 			b.orphaned(data, c)
 			return

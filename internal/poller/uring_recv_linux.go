@@ -22,15 +22,23 @@ func (b *uringBackend) Accept(tag Tag) {
 	b.kickRecv(b.submitRecv(tag, OpAccept))
 }
 
-// recvKind is the kernel operation that serves st's receive.
-func recvKind(st *urState) uint8 {
+// recvKind is the kernel operation that serves st's receive. A nil-buffer
+// receive takes a buffer from the ring: a multishot one for a Transient
+// provider's owner (engine), which reads again as soon as its callback
+// returns, and a one-shot one for a copying provider's (aio), which asks
+// again only after WaitIO and its own work: a multishot would go on
+// receiving meanwhile, and the data would have to be spilled (copied,
+// held and copied again) and served piece by piece.
+func (b *uringBackend) recvKind(st *urState) uint8 {
 	switch {
 	case st.rop == OpAccept:
 		return kAccept
 	case st.rop == OpRecvFrom:
 		return kPollIn
-	case st.rbuf == nil:
+	case st.rbuf == nil && b.direct:
 		return kRecvMulti
+	case st.rbuf == nil:
+		return kRecvOne
 	}
 	return kRecv
 }
@@ -45,7 +53,7 @@ func (b *uringBackend) kickRecv(st *urState) {
 		b.later = append(b.later, st.tag)
 		return
 	}
-	want := recvKind(st)
+	want := b.recvKind(st)
 	if st.rk != 0 {
 		if st.rk != want && !st.rstop {
 			// A multishot receive still runs but the owner now reads into
@@ -56,10 +64,13 @@ func (b *uringBackend) kickRecv(st *urState) {
 		return
 	}
 	switch want {
-	case kRecvMulti:
-		e := b.sqe(makeUD(st.tag, kRecvMulti))
+	case kRecvMulti, kRecvOne:
+		e := b.sqe(makeUD(st.tag, want))
 		e.Opcode, e.FD, e.Flags = uring.OpRecv, int32(st.fd), uring.SQEBufferSelect
-		e.IOPrio, e.BufIndex = uring.RecvMultishot, b.br.Group()
+		e.BufIndex = b.br.Group()
+		if want == kRecvMulti {
+			e.IOPrio = uring.RecvMultishot
+		}
 		if sock.Faulty() {
 			b.injectFault(e, sock.FaultRead, st.fd)
 		}
@@ -100,7 +111,7 @@ func (b *uringBackend) recvDone(st *urState, c uring.CQE, fn func(*Completion)) 
 		b.faultRunning(st, ud(c.UserData))
 	}
 	switch ud(c.UserData).kind() {
-	case kRecvMulti:
+	case kRecvMulti, kRecvOne:
 		b.multiDone(st, c, fn)
 		return
 	case kAccept:
@@ -124,9 +135,10 @@ func (b *uringBackend) recvDone(st *urState, c uring.CQE, fn func(*Completion)) 
 	}
 }
 
-// multiDone handles a completion of a multishot receive: data goes to the
-// owner if it is reading (spilled otherwise), and an end of file or error
-// is kept for the owner's next receive.
+// multiDone handles a completion of a receive from the buffer ring,
+// multishot or one-shot: data goes to the owner if it is reading (spilled
+// otherwise), and an end of file or error is kept for the owner's next
+// receive.
 func (b *uringBackend) multiDone(st *urState, c uring.CQE, fn func(*Completion)) {
 	tag := st.tag
 	switch {
@@ -275,7 +287,7 @@ func acceptCompletion(tag Tag, fd int) Completion {
 // batch that served it: the kernel would otherwise go on taking data (or
 // connections) no one wants yet.
 func (b *uringBackend) stopIdle(st *urState) {
-	if st.rstop || st.rk == 0 || st.rk == recvKind(st) && st.rop != 0 {
+	if st.rstop || st.rk == 0 || st.rk == b.recvKind(st) && st.rop != 0 {
 		return
 	}
 	st.rstop = true

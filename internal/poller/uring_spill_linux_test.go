@@ -12,11 +12,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// spillProvider is a Provider of one 64 KiB buffer.
+// spillProvider is a Transient Provider of one 64 KiB buffer (as engine's
+// is: its owner's receives are one multishot, which spills while the
+// owner is not reading).
 type spillProvider struct{ buf []byte }
 
 func (p *spillProvider) Provide() ([]byte, int) { return p.buf, 0 }
 func (p *spillProvider) Commit(int, int)        {}
+func (p *spillProvider) Transient() bool        { return true }
 
 // TestURingRemoveDropsSpill fills a connection's spill (data a multishot
 // receive brings while the owner is not reading), removes the connection,

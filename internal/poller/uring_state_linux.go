@@ -26,6 +26,7 @@ const (
 	kPollOut                    // readiness wait of a connect or datagram send
 	kWake                       // the wake-up eventfd's read
 	kCancel                     // an async cancel's own completion
+	kRecvOne                    // one-shot receive from the buffer ring
 )
 
 const genMask = 1<<24 - 1
