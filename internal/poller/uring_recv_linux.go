@@ -65,6 +65,9 @@ func (b *uringBackend) kickRecv(st *urState) {
 	}
 	switch want {
 	case kRecvMulti, kRecvOne:
+		if want == kRecvOne && b.readNow(st) {
+			return
+		}
 		e := b.sqe(makeUD(st.tag, want))
 		e.Opcode, e.FD, e.Flags = uring.OpRecv, int32(st.fd), uring.SQEBufferSelect
 		e.BufIndex = b.br.Group()
@@ -400,4 +403,33 @@ func (b *uringBackend) recvFrom(st *urState) (Completion, bool) {
 func (b *uringBackend) finishRecv(st *urState, c Completion, fn func(*Completion)) {
 	st.rop, st.rbuf, st.rcancel = 0, nil, false
 	b.deliver(c, fn)
+}
+
+// readNow tries a copying owner's nil-buffer receive at once, into the
+// provider's space, as epoll would: it takes all the data waiting (up to
+// the space) in one completion, where a receive from the ring would bring
+// at most one ring buffer's worth. With no space it completes with
+// NoSpace, as on epoll. It reports whether the receive is done.
+func (b *uringBackend) readNow(st *urState) bool {
+	if b.prov == nil {
+		return false
+	}
+	buf, id := b.prov.Provide()
+	if buf == nil {
+		b.ready = append(b.ready, Completion{Tag: st.tag, Op: OpRecv, Err: NoSpace, BufID: -1})
+		st.rop, st.rbuf = 0, nil
+		return true
+	}
+	n, errno := sock.Read(st.fd, buf)
+	if errno == unix.EAGAIN || errno == unix.EINTR {
+		return false
+	}
+	if n > 0 {
+		b.prov.Commit(id, n)
+	} else {
+		id = -1
+	}
+	b.ready = append(b.ready, Completion{Tag: st.tag, Op: OpRecv, N: n, Err: errno, Buf: buf[:n], BufID: id})
+	st.rop, st.rbuf = 0, nil
+	return true
 }
