@@ -17,7 +17,7 @@ func GaleServers() []Server {
 		{Name: "engine", Serve: serveEngine(engine.Epoll), Gale: true, Backend: "epoll",
 			Note: "gale engine on epoll, default Options; OnData writes the input back (direct write, else queued copy)"},
 		{Name: "aio-io_uring", Serve: serveAIO(aio.IOURing), Gale: true, Backend: "io_uring",
-			Note: "the aio server on io_uring: multishot receive from a provided-buffer ring, copied into the swap buffer"},
+			Note: "the aio server on io_uring: a nil-buffer read tries read(2) into the swap buffer at once, else waits on a one-shot receive from a provided-buffer ring, copied into the swap buffer; writes are sends"},
 		{Name: "engine-io_uring", Serve: serveEngine(engine.IOURing), Gale: true, Backend: "io_uring",
 			Note: "the engine server on io_uring: multishot accept and receive, OnData reads the ring's buffer in place"},
 		{Name: "stdnet", Serve: serveStd,
