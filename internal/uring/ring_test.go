@@ -284,11 +284,14 @@ func TestSetupUnavailable(t *testing.T) {
 
 func TestSetupFallsBackOnEINVAL(t *testing.T) {
 	var tried []uint32
-	restore := uring.Inject(uring.Hooks{Setup: func(n uint32, p unsafe.Pointer) (int, syscall.Errno) {
-		flags := *(*uint32)(unsafe.Add(p, 8))
-		tried = append(tried, flags)
-		return -1, unix.EINVAL
-	}})
+	restore := uring.Inject(uring.Hooks{
+		Setup: func(n uint32, p unsafe.Pointer) (int, syscall.Errno) {
+			flags := *(*uint32)(unsafe.Add(p, 8))
+			tried = append(tried, flags)
+			return -1, unix.EINVAL
+		},
+		Disabled: func() int { return 0 }, // as if enabled, also where it is not
+	})
 	defer restore()
 	if _, err := uring.Setup(uring.Config{Entries: 8}); !errors.Is(err, uring.ErrUnavailable) {
 		t.Fatalf("Setup = %v, want ErrUnavailable", err)
