@@ -25,7 +25,11 @@ type eloop struct {
 	// afterwards (accepted just before the listener closed, posted from
 	// another loop) is closed as soon as it opens.
 	draining bool
-	stats    loopCounters
+	// rechecking is set while recheck runs: a water call within it that
+	// sees the budget crossed again (others' writes and sends move the
+	// total) leaves the rest to the running pass instead of nesting one.
+	rechecking bool
+	stats      loopCounters
 	// assigned counts the connections given to this loop, from the moment
 	// they are created (on another goroutine, maybe) until they close:
 	// LeastConns must see a connection still on its way to a busy loop.
@@ -86,9 +90,14 @@ func (lp *eloop) removeConn(c *Conn) {
 // recheck applies backpressure anew to each of lp's connections but skip,
 // after the engine's output passed its budget. It runs on lp's loop.
 func (lp *eloop) recheck(skip *Conn) {
+	if lp.rechecking {
+		return
+	}
+	lp.rechecking = true
 	for _, c := range lp.conns {
 		if c != skip {
 			c.water()
 		}
 	}
+	lp.rechecking = false
 }
