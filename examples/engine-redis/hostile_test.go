@@ -1,276 +1,53 @@
 package main
 
 // A hostile client that sends an inline command without end: bytes and
-// never a newline. The server must refuse it once it passes maxInline and
-// close the connection, keeping its memory bounded, while well-behaved
-// clients go on at their pace.
+// never a newline (internal/floodtest). The server must refuse it once it
+// passes maxInline and close the connection, keeping its memory bounded,
+// while well-behaved clients go on at their pace.
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
 	"io"
-	"net"
-	"os"
-	"runtime"
-	"runtime/metrics"
-	"slices"
+	"strconv"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/floodtest"
 	"github.com/galeio/gale/internal/leaktest"
 )
 
-const (
-	// floodCI and floodLong are what one hostile connection tries to
-	// send: 64 MiB by default, 1 GiB with GALE_LONG=1. The server must cut
-	// it off long before.
-	floodCI, floodLong = 64 << 20, 1 << 30
-	// floodBudgetCI and floodBudgetLong are what the hostile connections
-	// beside the well-behaved ones send in all: 32 MiB by default (two
-	// seconds at floodRate), 1 GiB with GALE_LONG=1.
-	floodBudgetCI, floodBudgetLong = 32 << 20, 1 << 30
-	// floodSent bounds what the hostile client gets to write before its
-	// writes fail: maxInline, a read buffer, and the kernel's socket
-	// buffers on both ends (tcp_wmem and tcp_rmem grow to a few MiB).
-	floodSent = 16 << 20
-	// floodHeap bounds the heap growth at any moment of the test (live
-	// objects and garbage not yet collected), far under what is sent:
-	// maxInline and a read buffer per hostile connection, and what io_uring
-	// spills of a connection closing (up to 64 KiB and a batch of its
-	// buffer ring), as garbage between collections. The runtime lets the
-	// heap grow to 4 MiB before it collects, and on while it collects: the
-	// long run saw +8.6 MiB once over 4,763 floods (engine-http, io_uring,
-	// -race).
-	floodHeap = 16 << 20
-	// floodRest bounds the heap the floods may leave behind once their
-	// connections are gone (after a collection).
-	floodRest = 1 << 20
-	// floodGood is the number of well-behaved clients, floodTrips the
-	// PING round trips each runs per measurement.
-	floodGood, floodTrips = 4, 1000
-	// floodMinRatio is the share of their throughput alone that the
-	// well-behaved clients must keep beside the hostile ones (median of
-	// the rounds' ratios).
-	floodMinRatio = 0.8
-	// floodRounds is the fewest measurements taken alone and beside, and
-	// floodMaxRounds the most: below floodMinRatio after floodRounds, the
-	// measurements go on, so that a burst of load from the machine's other
-	// tenants does not decide alone.
-	floodRounds, floodMaxRounds = 10, 30
-	// floodRate is the pace of the hostile clients that run beside the
-	// well-behaved ones, as a client on a network sends at the network's
-	// pace. They share the test's two cores: at 32 MiB/s, flooding a
-	// goroutine-per-connection std net server instead of this one cost the
-	// well-behaved clients as much (down to 0.74 with io_uring under
-	// -race), which measured the machine, not the server; at 16 MiB/s
-	// that control stays above 0.9.
-	floodRate = 16 << 20
-)
+// floodGood is the number of well-behaved clients, floodTrips the PING
+// round trips each runs per measurement.
+const floodGood, floodTrips = 4, 1000
 
 var tooBig = "-ERR Protocol error: too big inline request\r\n"
 
-// TestHostileNoNewline sends the server an inline command that never
-// ends, up to floodCI bytes (floodLong with GALE_LONG=1). It checks that
-// the server refuses it with the protocol error after reading about
-// maxInline bytes and closes the connection, so the client's writes fail
-// well before the end. Then hostile clients do the same one after another,
-// floodBudgetCI bytes in all (floodBudgetLong), beside well-behaved ones,
-// which must keep floodMinRatio of their PING throughput. All along the
-// heap must grow by at most floodHeap, and come back to within floodRest
-// of where it was.
+// TestHostileNoNewline runs floodtest against the server: an inline
+// command that never ends must be refused with the protocol error after
+// about maxInline bytes, with memory bounded, while well-behaved clients
+// keep most of their PING throughput.
 func TestHostileNoNewline(t *testing.T) { backendtest.Run(t, testHostileNoNewline) }
-
-// floodTries is how many times the throughput is measured before a ratio
-// under floodMinRatio fails the test.
-const floodTries = 3
 
 func testHostileNoNewline(t *testing.T) {
 	leaktest.Check(t)
-	amount, budget := int64(floodCI), int64(floodBudgetCI)
-	if os.Getenv("GALE_LONG") == "1" {
-		amount, budget = floodLong, floodBudgetLong
-	}
 	e, addr := startServer(t, engine.Options{Loops: 2})
 	good := make([]*client, floodGood)
 	for i := range good {
 		good[i] = dial(t, addr)
 	}
-	base := heapAfterGC()
-	peak := sampleHeap(t)
-
-	in0 := e.Stats().Total().BytesIn
-	f := flood(addr, amount, nil)
-	read := e.Stats().Total().BytesIn - in0
-	t.Logf("one hostile conn: wrote %d of %d bytes before %v; the server read %d bytes (maxInline %d) and replied %q",
-		f.sent, amount, f.writeErr, read, maxInline, f.reply)
-	checkFlood(t, f, amount)
-	if limit := uint64(maxInline + 64<<10); read > limit {
-		t.Errorf("the server read %d bytes of the unending line, want at most %d (maxInline and a read buffer)", read, limit)
-	}
-
-	alone, beside, floods, sent := floodThroughput(t, addr, good, amount, budget)
-	heapPeak := peak() - base
-	heapRest := heapAfterGC() - base
-	ratio := medianRatio(beside, alone)
-	// The machine is shared: a burst of other load during the
-	// measurement can sink one attempt. A server that starves its
-	// well-behaved clients fails every attempt.
-	for try := 2; ratio < floodMinRatio && try <= floodTries; try++ {
-		t.Logf("attempt %d: ratio %.2f, under %.2f: measuring again", try-1, ratio, floodMinRatio)
-		var f2 int
-		var s2 int64
-		alone, beside, f2, s2 = floodThroughput(t, addr, good, amount, budget)
-		floods, sent = floods+f2, sent+s2
-		ratio = medianRatio(beside, alone)
-	}
-	t.Logf("%d well-behaved conns: %.0f PINGs/s alone, %.0f beside %d hostile conns sending %d MiB in all at %d MiB/s (ratio %.2f, %d rounds); heap %.1f MiB at rest, peak +%.1f MiB, after the floods %+.2f MiB",
-		floodGood, median(alone), median(beside), floods, sent>>20, floodRate>>20, ratio, len(beside),
-		float64(base)/(1<<20), float64(heapPeak)/(1<<20), float64(heapRest)/(1<<20))
-	if heapRest > floodRest {
-		t.Errorf("heap after the floods = %d bytes more than before, want at most %d: the hostile conns left memory behind", heapRest, floodRest)
-	}
-	if ratio < floodMinRatio {
-		t.Errorf("well-behaved throughput beside the flood = %.2f of it alone (median of the rounds' ratios; %.0f vs %.0f), want at least %.2f",
-			ratio, beside, alone, floodMinRatio)
-	}
-	if heapPeak > floodHeap {
-		t.Errorf("heap grew by %d bytes at its peak while %d-byte floods were sent, want at most %d", heapPeak, amount, floodHeap)
-	}
-}
-
-// floodThroughput measures the well-behaved clients' PING throughput
-// alone and beside hostile clients that flood the server one after
-// another at floodRate, each trying to send amount bytes, interleaving
-// the two, for floodRounds rounds and until the hostile clients have sent
-// budget bytes in all (and on, up to floodMaxRounds, while the ratio is
-// under floodMinRatio). It returns the rates, the hostile connections and
-// the bytes they sent.
-func floodThroughput(t *testing.T, addr net.Addr, good []*client, amount, budget int64) (alone, beside []float64, floods int, sent int64) {
-	t.Helper()
-	for len(beside) < floodRounds || sent < budget ||
-		(medianRatio(beside, alone) < floodMinRatio && len(beside) < floodMaxRounds) {
-		alone = append(alone, pings(t, good, floodTrips))
-		p := &pacer{rate: floodRate, start: time.Now(), stop: make(chan struct{})}
-		done := make(chan int)
-		go func() { done <- attack(t, addr, amount, p) }()
-		beside = append(beside, pings(t, good, floodTrips))
-		close(p.stop)
-		floods += <-done
-		sent += p.sent
-	}
-	return alone, beside, floods, sent
-}
-
-// attack floods addr from one hostile connection after another, each
-// trying to send amount bytes, until p is stopped. It returns the number
-// of connections the server cut off.
-func attack(t *testing.T, addr net.Addr, amount int64, p *pacer) int {
-	for n := 0; ; n++ {
-		f := flood(addr, amount, p)
-		if f.stopped {
-			return n
-		}
-		if !f.ok(amount) {
-			t.Errorf("hostile conn %d: %v", n, f)
-			return n
-		}
-	}
-}
-
-// pacer spreads writes at rate bytes per second from start, until stop
-// is closed.
-type pacer struct {
-	rate  int64
-	start time.Time
-	sent  int64
-	stop  chan struct{}
-}
-
-// wait blocks until n more bytes may be sent, and reports false if the
-// pacer was stopped instead. A nil pacer never waits.
-func (p *pacer) wait(n int) bool {
-	if p == nil {
-		return true
-	}
-	due := p.start.Add(time.Duration(float64(p.sent) / float64(p.rate) * float64(time.Second)))
-	select {
-	case <-p.stop:
-		return false
-	case <-time.After(time.Until(due)):
-	}
-	p.sent += int64(n)
-	return true
-}
-
-// floodResult is what a hostile client saw.
-type floodResult struct {
-	stopped  bool  // the pacer stopped the flood before the server did
-	sent     int64 // bytes written before a write failed
-	writeErr error
-	reply    []byte
-	readErr  error // what ended the reply: EOF or a reset
-}
-
-func (f floodResult) String() string {
-	return fmt.Sprintf("wrote %d bytes, then %v; read %q, then %v", f.sent, f.writeErr, f.reply, f.readErr)
-}
-
-// ok reports whether the server cut the flood off in time, with the
-// protocol error.
-func (f floodResult) ok(amount int64) bool {
-	return f.writeErr != nil && f.sent < min(amount, floodSent) && string(f.reply) == tooBig &&
-		(f.readErr == nil || errors.Is(f.readErr, syscall.ECONNRESET))
-}
-
-func checkFlood(t *testing.T, f floodResult, amount int64) {
-	t.Helper()
-	if !f.ok(amount) {
-		t.Errorf("flood of %d bytes without a newline: %v; want the writes to fail within %d bytes, the reply %q, then EOF or a reset",
-			amount, f, floodSent, tooBig)
-	}
-}
-
-// flood dials addr and sends up to amount bytes of 'x', never a newline,
-// at the pace of p, while it reads what the server replies, until the
-// server closes.
-func flood(addr net.Addr, amount int64, p *pacer) floodResult {
-	c, err := net.DialTimeout("tcp", addr.String(), testTimeout)
-	if err != nil {
-		return floodResult{writeErr: err}
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
-	type reply struct {
-		b   []byte
-		err error
-	}
-	replied := make(chan reply, 1)
-	go func() {
-		b, err := io.ReadAll(c)
-		replied <- reply{b, err}
-	}()
-	var f floodResult
-	chunk := bytes.Repeat([]byte("x"), 64<<10)
-	for f.sent < amount && f.writeErr == nil {
-		b := chunk[:min(int64(len(chunk)), amount-f.sent)]
-		if !p.wait(len(b)) {
-			f.stopped = true
-			c.Close() // ends the reply's read
-			break
-		}
-		var n int
-		n, f.writeErr = c.Write(b)
-		f.sent += int64(n)
-	}
-	r := <-replied
-	f.reply, f.readErr = r.b, r.err
-	return f
+	floodtest.Run(t, floodtest.Target{
+		Addr:    addr,
+		BytesIn: func() uint64 { return e.Stats().Total().BytesIn },
+		Cap:     maxInline,
+		CapName: "maxInline",
+		Refused: func(reply []byte) bool { return string(reply) == tooBig },
+		Want:    "the reply " + strconv.Quote(tooBig),
+		Good:    func(t *testing.T) float64 { return pings(t, good, floodTrips) },
+		Unit:    "PINGs",
+		Clients: floodGood,
+	})
 }
 
 // pings runs n PING round trips on each client at once and returns the
@@ -297,59 +74,4 @@ func pings(t *testing.T, clients []*client, n int) float64 {
 	}
 	wg.Wait()
 	return float64(n*len(clients)) / time.Since(start).Seconds()
-}
-
-// medianRatio returns the median of the ratios beside[i] / alone[i]: each
-// round's two measurements are taken back to back, so that the machine's
-// load, which drifts, weighs on both alike.
-func medianRatio(beside, alone []float64) float64 {
-	r := make([]float64, len(beside))
-	for i := range beside {
-		r[i] = beside[i] / alone[i]
-	}
-	return median(r)
-}
-
-func median(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
-}
-
-// heapAfterGC returns the heap bytes in live objects.
-func heapAfterGC() int64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
-}
-
-// sampleHeap samples the heap bytes in objects (live or not yet
-// collected) every millisecond until the returned function is called,
-// which returns the peak, or the test ends.
-func sampleHeap(t testing.TB) func() int64 {
-	var peak atomic.Int64
-	stop, done := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	end := func() {
-		once.Do(func() { close(stop) })
-		<-done
-	}
-	t.Cleanup(end)
-	go func() {
-		defer close(done)
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		for {
-			metrics.Read(s)
-			peak.Store(max(peak.Load(), int64(s[0].Value.Uint64())))
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	return func() int64 {
-		end()
-		return peak.Load()
-	}
 }
