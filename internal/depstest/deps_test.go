@@ -33,6 +33,9 @@ var policy = map[string][]string{
 	// faulttest injects system-call failures through internal/sock's
 	// hook: tests only.
 	"internal/faulttest": {"internal/sock"},
+	// floodtest is the line examples' hostile-client test, for tests
+	// only: it samples the heap with leaktest.
+	"internal/floodtest": {"internal/leaktest"},
 	// benchrun is galebench's machinery, shared by cmd/galebench and the
 	// bench module: a program in all but name, it runs gale's public APIs
 	// as echo servers.
