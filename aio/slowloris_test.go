@@ -12,14 +12,13 @@ import (
 	"io"
 	"net"
 	"runtime"
-	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/galeio/gale/aio"
 	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/faulttest"
 )
 
 // stLoris is the size of a slowloris run: the number of connections, the
@@ -154,7 +153,7 @@ func testSlowloris(t *testing.T) {
 	good := stDialMany(t, srv.ln.Addr().String(), stLorisGood)
 	var before []float64
 	for range 5 {
-		before = append(before, stLineTrips(t, good, stLorisTrips))
+		before = append(before, faulttest.LineTrips(t, good, stLorisTrips, stTimeout))
 	}
 
 	base := leaktest.Measure()
@@ -164,22 +163,22 @@ func testSlowloris(t *testing.T) {
 		return s.Conns == stLorisGood+cfg.conns && s.PendingReads == s.Conns
 	})
 	in0 := w.Stats().Total().BytesRead
-	tr := stStartTrickle(loris, cfg.interval)
+	tr := faulttest.StartTrickle(loris, cfg.interval, stTimeout)
 	var idle, beside []float64
 	begin := time.Now()
 	for time.Since(begin) < cfg.duration || stLorisShort(beside, idle) && time.Since(begin) < cfg.duration+min(cfg.duration, time.Minute) {
 		time.Sleep(cfg.every)
-		tr.paused.Store(true)
-		idle = append(idle, stLineTrips(t, good, stLorisTrips))
-		tr.paused.Store(false)
-		beside = append(beside, stLineTrips(t, good, stLorisTrips))
+		tr.Paused.Store(true)
+		idle = append(idle, faulttest.LineTrips(t, good, stLorisTrips, stTimeout))
+		tr.Paused.Store(false)
+		beside = append(beside, faulttest.LineTrips(t, good, stLorisTrips, stTimeout))
 	}
-	if err := tr.end(); err != nil {
+	if err := tr.End(); err != nil {
 		t.Fatal(err)
 	}
 	cfg.duration = time.Since(begin).Round(100 * time.Millisecond) // what it ran for, for the log
 	held, s := leaktest.Measure(), w.Stats().Total()
-	sent := tr.sent.Load()
+	sent := tr.Sent()
 	stWaitFor(t, nil, "every slowloris byte read", func() bool {
 		return w.Stats().Total().BytesRead-in0 >= uint64(sent)+uint64(2*len(beside)*stLorisGood*stLorisTrips*64)
 	})
@@ -188,24 +187,15 @@ func testSlowloris(t *testing.T) {
 	}
 	stWaitFor(t, nil, "the slowloris connections freed", func() bool { return w.Stats().Total().Conns == stLorisGood })
 	t.Logf("%d well-behaved conns: %.0f round trips/s before the slowloris conns, %.0f with them idle, %.0f with them trickling",
-		stLorisGood, stMedian(before), stMedian(idle), stMedian(beside))
-	stCheckLoris(t, cfg, stRatio(beside, idle), len(beside), held.Heap-base.Heap, sent, s)
+		stLorisGood, faulttest.Median(before), faulttest.Median(idle), faulttest.Median(beside))
+	stCheckLoris(t, cfg, faulttest.MedianRatio(beside, idle), len(beside), held.Heap-base.Heap, sent, s)
 	srv.errs.check(t, "echo loop")
 }
 
 // stLorisShort reports whether the throughput beside the slowloris is
 // under stLorisMinRatio of it alone so far.
 func stLorisShort(beside, alone []float64) bool {
-	return len(beside) == 0 || stRatio(beside, alone) < stLorisMinRatio
-}
-
-// stRatio returns the median of the ratios beside[i] / alone[i].
-func stRatio(beside, alone []float64) float64 {
-	r := make([]float64, len(beside))
-	for i := range beside {
-		r[i] = beside[i] / alone[i]
-	}
-	return stMedian(r)
+	return len(beside) == 0 || faulttest.MedianRatio(beside, alone) < stLorisMinRatio
 }
 
 // stCheckLoris checks and logs the slowloris figures; s is the watcher's
@@ -253,92 +243,4 @@ func stDialMany(t *testing.T, addr string, n int) []net.Conn {
 		t.Fatal(err)
 	}
 	return conns
-}
-
-// stTrickler writes one byte to each of its conns per interval of running
-// time, spreading the writes evenly. Paused, it writes nothing, and does
-// not catch up afterwards.
-type stTrickler struct {
-	conns    []net.Conn
-	interval time.Duration
-	paused   atomic.Bool
-	sent     atomic.Int64
-	stop     chan struct{}
-	done     chan error
-}
-
-func stStartTrickle(conns []net.Conn, interval time.Duration) *stTrickler {
-	tr := &stTrickler{conns: conns, interval: interval, stop: make(chan struct{}), done: make(chan error, 1)}
-	go func() { tr.done <- tr.run() }()
-	return tr
-}
-
-// end stops the trickle and returns the first write error.
-func (tr *stTrickler) end() error {
-	close(tr.stop)
-	return <-tr.done
-}
-
-func (tr *stTrickler) run() error {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	var running time.Duration
-	last := time.Now()
-	for n := 0; ; {
-		select {
-		case <-tr.stop:
-			return nil
-		case <-tick.C:
-		}
-		now := time.Now()
-		if !tr.paused.Load() {
-			running += now.Sub(last)
-		}
-		last = now
-		due := int(float64(len(tr.conns)) * float64(running) / float64(tr.interval))
-		for ; n < due; n++ {
-			c := tr.conns[n%len(tr.conns)]
-			c.SetWriteDeadline(time.Now().Add(stTimeout))
-			if _, err := c.Write([]byte{'x'}); err != nil {
-				return fmt.Errorf("slowloris conn %d: Write = %w", n%len(tr.conns), err)
-			}
-			tr.sent.Add(1)
-		}
-	}
-}
-
-// stLineTrips runs n 64-byte line round trips on each peer at once and
-// returns the round trips per second, all peers together.
-func stLineTrips(t *testing.T, peers []net.Conn, n int) float64 {
-	t.Helper()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i, p := range peers {
-		wg.Go(func() {
-			msg, got := append(bytes.Repeat([]byte{byte('a' + i)}, 63), '\n'), make([]byte, 64)
-			p.SetDeadline(time.Now().Add(stTimeout))
-			defer p.SetDeadline(time.Time{})
-			for k := range n {
-				if _, err := p.Write(msg); err != nil {
-					t.Errorf("peer %d round trip %d: %v", i, k, err)
-					return
-				}
-				if _, err := io.ReadFull(p, got); err != nil || !bytes.Equal(got, msg) {
-					t.Errorf("peer %d round trip %d: %q, %v", i, k, got, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return float64(n*len(peers)) / time.Since(start).Seconds()
-}
-
-// stMedian returns the median of v.
-func stMedian(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	if len(s) == 0 {
-		return 0
-	}
-	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
 }

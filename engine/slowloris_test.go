@@ -6,11 +6,9 @@ package engine_test
 // The well-behaved clients must keep their throughput.
 
 import (
-	"bytes"
 	"fmt"
 	"github.com/galeio/gale/internal/leaktest"
 	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/faulttest"
 )
 
 // etLoris is the size of a slowloris run: the number of connections, the
@@ -94,30 +93,30 @@ func testSlowloris(t *testing.T) {
 	}
 	var before []float64
 	for range 5 {
-		before = append(before, etLineTrips(t, good, etLorisTrips))
+		before = append(before, faulttest.LineTrips(t, good, etLorisTrips, etWait))
 	}
 
 	base := leaktest.Measure()
 	loris := etDialMany(t, a, cfg.conns)
 	etWaitFor(t, "every slowloris connection open", func() bool { return e.Stats().Total().Conns == etLorisGood+cfg.conns })
 	in0 := e.Stats().Total().BytesIn
-	tr := etStartTrickle(loris, cfg.interval)
+	tr := faulttest.StartTrickle(loris, cfg.interval, etWait)
 	var idle, beside []float64
 	begin := time.Now()
 	for time.Since(begin) < cfg.duration || etLorisShort(beside, idle) && time.Since(begin) < cfg.duration+min(cfg.duration, time.Minute) {
 		time.Sleep(cfg.every)
-		tr.paused.Store(true)
-		idle = append(idle, etLineTrips(t, good, etLorisTrips))
-		tr.paused.Store(false)
-		beside = append(beside, etLineTrips(t, good, etLorisTrips))
+		tr.Paused.Store(true)
+		idle = append(idle, faulttest.LineTrips(t, good, etLorisTrips, etWait))
+		tr.Paused.Store(false)
+		beside = append(beside, faulttest.LineTrips(t, good, etLorisTrips, etWait))
 	}
-	if err := tr.end(); err != nil {
+	if err := tr.End(); err != nil {
 		t.Fatal(err)
 	}
 	cfg.duration = time.Since(begin).Round(100 * time.Millisecond) // what it ran for, for the log
 	held := leaktest.Measure()
 	s := e.Stats()
-	sent := tr.sent.Load()
+	sent := tr.Sent()
 	etWaitFor(t, "every slowloris byte received", func() bool {
 		return e.Stats().Total().BytesIn-in0 >= uint64(sent)+uint64(2*len(beside)*etLorisGood*etLorisTrips*64)
 	})
@@ -126,23 +125,14 @@ func testSlowloris(t *testing.T) {
 	}
 	etWaitFor(t, "the slowloris connections closed", func() bool { return e.Stats().Total().Conns == etLorisGood })
 	t.Logf("%d well-behaved conns: %.0f round trips/s before the slowloris conns, %.0f with them idle, %.0f with them trickling",
-		etLorisGood, etMedian(before), etMedian(idle), etMedian(beside))
-	etCheckLoris(t, cfg, etRatio(beside, idle), len(beside), held.Heap-base.Heap, sent, s, h)
+		etLorisGood, faulttest.Median(before), faulttest.Median(idle), faulttest.Median(beside))
+	etCheckLoris(t, cfg, faulttest.MedianRatio(beside, idle), len(beside), held.Heap-base.Heap, sent, s, h)
 }
 
 // etLorisShort reports whether the throughput beside the slowloris is
 // under etLorisMinRatio of it alone so far.
 func etLorisShort(beside, alone []float64) bool {
-	return len(beside) == 0 || etRatio(beside, alone) < etLorisMinRatio
-}
-
-// etRatio returns the median of the ratios beside[i] / alone[i].
-func etRatio(beside, alone []float64) float64 {
-	r := make([]float64, len(beside))
-	for i := range beside {
-		r[i] = beside[i] / alone[i]
-	}
-	return etMedian(r)
+	return len(beside) == 0 || faulttest.MedianRatio(beside, alone) < etLorisMinRatio
 }
 
 // etCheckLoris checks and logs the slowloris figures.
@@ -198,96 +188,4 @@ func etDialMany(t *testing.T, a net.Addr, n int) []net.Conn {
 		t.Fatal(*p)
 	}
 	return conns
-}
-
-// etTrickler writes one byte, never a newline, to each of its conns per
-// interval of running time, spreading the writes evenly. Paused, it writes
-// nothing, and does not catch up afterwards.
-type etTrickler struct {
-	conns    []net.Conn
-	interval time.Duration
-	paused   atomic.Bool
-	sent     atomic.Int64
-	stop     chan struct{}
-	done     chan error
-}
-
-func etStartTrickle(conns []net.Conn, interval time.Duration) *etTrickler {
-	tr := &etTrickler{conns: conns, interval: interval, stop: make(chan struct{}), done: make(chan error, 1)}
-	go func() { tr.done <- tr.run() }()
-	return tr
-}
-
-// end stops the trickle and returns the first write error.
-func (tr *etTrickler) end() error {
-	close(tr.stop)
-	return <-tr.done
-}
-
-func (tr *etTrickler) run() error {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	var running time.Duration
-	last := time.Now()
-	for n := 0; ; {
-		select {
-		case <-tr.stop:
-			return nil
-		case <-tick.C:
-		}
-		now := time.Now()
-		if !tr.paused.Load() {
-			running += now.Sub(last)
-		}
-		last = now
-		due := int(float64(len(tr.conns)) * float64(running) / float64(tr.interval))
-		for ; n < due; n++ {
-			c := tr.conns[n%len(tr.conns)]
-			c.SetWriteDeadline(time.Now().Add(etWait))
-			if _, err := c.Write([]byte{'x'}); err != nil {
-				return fmt.Errorf("slowloris conn %d: Write = %w", n%len(tr.conns), err)
-			}
-			tr.sent.Add(1)
-		}
-	}
-}
-
-// etLineTrips runs n 64-byte line round trips on each peer at once and
-// returns the round trips per second, all peers together.
-func etLineTrips(t *testing.T, peers []net.Conn, n int) float64 {
-	t.Helper()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i, p := range peers {
-		wg.Go(func() {
-			msg := append(bytes.Repeat([]byte{byte('a' + i)}, 63), '\n')
-			buf := make([]byte, len(msg))
-			p.SetDeadline(time.Now().Add(etWait))
-			defer p.SetDeadline(time.Time{})
-			for k := range n {
-				if _, err := p.Write(msg); err != nil {
-					t.Errorf("peer %d round trip %d: %v", i, k, err)
-					return
-				}
-				if err := etReadInto(p, buf); err != nil || !bytes.Equal(buf, msg) {
-					t.Errorf("peer %d round trip %d: %v, %q", i, k, err, buf)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return float64(n*len(peers)) / time.Since(start).Seconds()
-}
-
-// etMedian returns the median of v.
-func etMedian(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
