@@ -25,3 +25,21 @@ func SpillCap(be Backend, tag Tag) int {
 // SpillMax is the spill's bound past which a multishot receive whose
 // owner is not reading is stopped.
 const SpillMax = spillMax
+
+// ZeroCopyCounts returns the zero-copy sends the io_uring backend made and
+// how many of them the kernel copied after all; zeros for another
+// backend.
+func ZeroCopyCounts(be Backend) (sends, copied int) {
+	if b, ok := be.(*uringBackend); ok {
+		return b.zcSends, b.zcCopied
+	}
+	return 0, 0
+}
+
+// StuckOrphans returns how many closed backends left memory to the
+// kernel (see keepForever).
+func StuckOrphans() int {
+	stuck.Lock()
+	defer stuck.Unlock()
+	return len(stuck.orphans)
+}

@@ -61,6 +61,9 @@ func open(t *testing.T, p poller.Provider) poller.Backend {
 	if err != nil {
 		t.Fatalf("poller.Open: %v", err)
 	}
+	if zc, ok := be.(poller.ZeroCopier); ok && zeroCopyMin > 0 {
+		zc.SetZeroCopy(zeroCopyMin)
+	}
 	t.Cleanup(func() {
 		if err := be.Close(); err != nil {
 			t.Errorf("Close: %v", err)

@@ -149,6 +149,17 @@ type Backend interface {
 	Kind() Kind
 }
 
+// ZeroCopier is implemented by a backend that can send without copying
+// the bytes into the kernel (io_uring's IORING_OP_SEND_ZC). SetZeroCopy
+// makes stream sends of at least min bytes zero-copy (0: none) and
+// reports whether the kernel has them. Such a send completes only once
+// the kernel has released the buffers, so the Send contract (bufs stay
+// unchanged until the completion) covers it. Call it before the first
+// operation, on the loop goroutine.
+type ZeroCopier interface {
+	SetZeroCopy(min int) bool
+}
+
 // Transient is implemented by a Provider whose owner is done with a
 // receive's bytes when the completion's callback returns (it copies what
 // it keeps). A completion backend may then lend its own buffer for a

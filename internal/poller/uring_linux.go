@@ -3,6 +3,7 @@ package poller
 import (
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/galeio/gale/internal/sock"
@@ -26,7 +27,8 @@ import (
 //   - An accept is a multishot accept (Linux 5.19).
 //   - A send is IORING_OP_SEND for one buffer and IORING_OP_SENDMSG for
 //     several, with MSG_WAITALL on streams; a short completion is
-//     resubmitted for the rest.
+//     resubmitted for the rest. With SetZeroCopy, large stream sends are
+//     their zero-copy forms (uring_zc_linux.go).
 //   - Connect, and the datagram operations, wait with IORING_OP_POLL_ADD
 //     and then make the system call.
 //   - Wake writes an eventfd that the ring always has a read pending on.
@@ -58,6 +60,9 @@ type uringBackend struct {
 	iov          []unix.Iovec        // scratch of the last attempt at cancelled sends
 	faults       map[uint64]injected // tests: injected failures by user_data (uring_fault_linux.go)
 	cur          Completion          // see emul.cur
+
+	zcMin             int // stream sends of at least this many bytes are zero-copy; 0 none
+	zcSends, zcCopied int // zero-copy sends made, and those the kernel copied after all
 }
 
 // Ring sizes: a submission queue deep enough for a busy iteration, and a
@@ -229,6 +234,9 @@ func (b *uringBackend) Remove(tag Tag) error {
 	}
 	st.rk = 0
 	if st.sk != 0 {
+		if st.zc {
+			b.zcReset(st)
+		}
 		b.orphan(makeUD(tag, st.sk), &orphan{bufs: st.sbufs, msg: st.msg})
 		st.sk, st.msg = 0, nil
 	}
@@ -437,6 +445,9 @@ func (b *uringBackend) Close() error {
 			sock.Close(c.N)
 		}
 	}
+	if b.inflight > 0 && len(b.orphans) > 0 {
+		keepForever(b.orphans)
+	}
 	b.ready, b.orphans = nil, nil
 	err := b.teardown()
 	if b.bound {
@@ -461,4 +472,20 @@ func (b *uringBackend) teardown() error {
 		b.wakeBuf = nil
 	}
 	return err
+}
+
+// stuck holds the orphans of backends that closed before the kernel gave
+// their memory back (a zero-copy send whose connection still holds its
+// pages, say): the memory stays allocated, so nothing else is ever put
+// where the kernel may still read or write. A leak, bounded by such
+// operations, in exchange for never corrupting memory.
+var stuck struct {
+	sync.Mutex
+	orphans []map[uint64]*orphan
+}
+
+func keepForever(o map[uint64]*orphan) {
+	stuck.Lock()
+	stuck.orphans = append(stuck.orphans, o)
+	stuck.Unlock()
 }

@@ -70,6 +70,9 @@ func (b *uringBackend) armSend(st *urState) {
 		m.hdr.SetIovlen(len(m.iov))
 		e.Opcode, e.Addr = uring.OpSendmsg, uint64(uintptr(unsafe.Pointer(&m.hdr)))
 	}
+	if st.zc = b.zeroCopy(st); st.zc {
+		prepZeroCopy(e)
+	}
 	if sock.Faulty() {
 		b.injectFault(e, sock.FaultWrite, st.fd)
 	}
@@ -77,6 +80,13 @@ func (b *uringBackend) armSend(st *urState) {
 
 // sendDone handles a completion of st's send-side kernel operation.
 func (b *uringBackend) sendDone(st *urState, c uring.CQE, fn func(*Completion)) {
+	zc := st.zc
+	if zc {
+		if !b.zcHold(st, &c) {
+			return // the pages are still the kernel's
+		}
+		st.zc = false
+	}
 	st.sk, st.sstop = 0, false
 	if ud(c.UserData).kind() == kPollOut {
 		if st.scancel {
@@ -99,6 +109,9 @@ func (b *uringBackend) sendDone(st *urState, c uring.CQE, fn func(*Completion)) 
 		b.finishSend(st, Completion{Tag: st.tag, Op: OpSend, N: st.sent, BufID: -1}, fn)
 	case st.scancel:
 		b.finishSend(st, b.lastSend(st), fn)
+	case zc && errno == unix.EOPNOTSUPP:
+		st.nozc = true // a socket without zero-copy sends: copy
+		b.armSend(st)
 	case errno == 0 || errno == unix.EAGAIN || errno == unix.EINTR:
 		b.armSend(st) // a short send: the rest
 	default:
@@ -193,6 +206,9 @@ func (b *uringBackend) Cancel(tag Tag, op Op) {
 		return
 	}
 	st.scancel = true
+	if st.zc {
+		b.zcReset(st)
+	}
 	if st.sk == 0 {
 		c := b.lastSend(st)
 		st.sop, st.sbufs, st.sto, st.scancel = 0, nil, nil, false

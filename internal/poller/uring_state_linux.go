@@ -72,11 +72,16 @@ type urState struct {
 	spillOff int   // bytes of spill already served
 	accepted []int // descriptors a multishot accept brought while no one accepted
 
-	sbufs [][]byte
-	sent  int
-	total int
-	sto   unix.Sockaddr
-	msg   *urMsg
+	sbufs   [][]byte
+	sent    int
+	total   int
+	sto     unix.Sockaddr
+	msg     *urMsg
+	zres    int32 // a zero-copy send's result, held until its notification
+	zc      bool  // the send in flight is zero-copy (uring_zc_linux.go)
+	nozc    bool  // the socket has no zero-copy sends
+	zcKnown bool  // nozc was looked up
+	zreset  bool  // zcReset disconnected the socket
 }
 
 // endEOF marks an end of file in urState.rend.

@@ -37,6 +37,7 @@ const (
 	OpSend        = 26
 	OpRecv        = 27
 	OpSendZC      = 47
+	OpSendmsgZC   = 48
 	opLast        = 62 // the last opcode of 6.18, for the probe's buffer
 )
 
@@ -51,6 +52,15 @@ const (
 	AcceptMultishot = 1 << 0
 	RecvMultishot   = 1 << 1
 )
+
+// ioprio bits of a zero-copy send.
+const (
+	SendZCReportUsage = 1 << 3 // the notification tells whether the kernel copied
+)
+
+// NotifZCCopied is set in the Res of a zero-copy send's notification
+// (CQEFNotif) when the kernel copied the data after all.
+const NotifZCCopied = 1 << 31
 
 // Cancel flags (sqe.op_flags of IORING_OP_ASYNC_CANCEL).
 const (
