@@ -28,10 +28,17 @@ const (
 func (b Backend) String() string { return poller.Kind(b).String() }
 
 // opener returns the function that opens each loop's backend: the test
-// hook if set, else the backend b names.
-func opener(b Backend, hook func(poller.Provider) (poller.Backend, error)) func(poller.Provider) (poller.Backend, error) {
+// hook if set, else the backend b names, with zero-copy sends of at least
+// zeroCopy bytes where it has them.
+func opener(b Backend, zeroCopy int, hook func(poller.Provider) (poller.Backend, error)) func(poller.Provider) (poller.Backend, error) {
 	if hook != nil {
 		return hook
 	}
-	return func(p poller.Provider) (poller.Backend, error) { return poller.OpenKind(poller.Kind(b), p) }
+	return func(p poller.Provider) (poller.Backend, error) {
+		be, err := poller.OpenKind(poller.Kind(b), p)
+		if zc, ok := be.(poller.ZeroCopier); ok && zeroCopy > 0 {
+			zc.SetZeroCopy(zeroCopy)
+		}
+		return be, err
+	}
 }

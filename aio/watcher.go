@@ -37,6 +37,17 @@ type Config struct {
 	Loops int
 	// Backend selects epoll or io_uring; default Auto. See Backend.
 	Backend Backend
+	// ZeroCopyWrites, on the io_uring backend, sends every write of at
+	// least this many bytes on a TCP connection with IORING_OP_SEND_ZC
+	// (Linux 6.0): the kernel sends from the caller's buffer instead of
+	// copying it. 0, the default, never; epoll and kqueue ignore it, as
+	// does a kernel without it. Such a write completes only once the
+	// kernel has let go of the buffer (the peer has acknowledged its
+	// bytes), and because bytes queued in the socket stay the kernel's
+	// until then, a zero-copy write cut short by its deadline, Free or
+	// Close resets the connection. It pays off for large writes through
+	// a network device; on loopback the kernel copies anyway.
+	ZeroCopyWrites int
 
 	clock loop.Clock                                    // tests: manual clock
 	open  func(poller.Provider) (poller.Backend, error) // tests: fault injection
@@ -124,7 +135,7 @@ func newWatcher(cfg Config) (*watcher, error) {
 func (w *watcher) newLoop(cfg Config) (*loopState, error) {
 	lp := &loopState{w: w, swap: newSwap(cfg.BufferSize, cfg.SwapChunks)}
 	lp.resume.lp = lp
-	l, err := loop.New(loop.Config{Provider: &lp.swap, Clock: cfg.clock, Flush: lp.flush, Open: opener(cfg.Backend, cfg.open)})
+	l, err := loop.New(loop.Config{Provider: &lp.swap, Clock: cfg.clock, Flush: lp.flush, Open: opener(cfg.Backend, cfg.ZeroCopyWrites, cfg.open)})
 	if err != nil {
 		return nil, err
 	}
