@@ -17,7 +17,7 @@ import (
 // csrcs holds the C reference servers' sources: NAME/NAME.c for each
 // server NAME, and csrv/csrv.h, which they share.
 //
-//go:embed cepoll/cepoll.c csrv/csrv.h
+//go:embed cepoll/cepoll.c curing/curing.c csrv/csrv.h
 var csrcs embed.FS
 
 // cServer is the C reference server name, built from name/name.c.
