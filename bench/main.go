@@ -1,7 +1,8 @@
 // Command bench runs galebench's suite with the peers' echo servers beside
 // gale's: gaio, gnet, nbio, evio and netpoll, each written the way its
 // README or examples show, and cepoll, a small C epoll server, as the
-// reference of what the machine can do.
+// reference of what the machine can do, with curing, the same server on
+// raw io_uring, beside it (not in the default set).
 //
 // It is a Go module of its own (github.com/galeio/gale/bench) so that
 // gale's core module keeps its single dependency; the suite itself is
@@ -15,14 +16,14 @@
 //	go run . -servers engine,gnet,cepoll -d 2s -reps 3
 //	go run . -h                             # every flag
 //
-// cepoll needs a C compiler (cc); without one its runs are recorded as
-// failed and the others go on.
+// cepoll and curing need a C compiler (cc); without one their runs are
+// recorded as failed and the others go on.
 package main
 
 import "github.com/galeio/gale/internal/benchrun"
 
-// peers are the other libraries' servers and the C reference.
-var peers = []benchrun.Server{cepoll, gaioServer, evioServer, gnetServer, nbioServer, netpollServer}
+// peers are the other libraries' servers and the C references.
+var peers = []benchrun.Server{cepoll, curing, gaioServer, evioServer, gnetServer, nbioServer, netpollServer}
 
 // config is the suite as this command runs it: every server, the full
 // suite by default.
@@ -32,7 +33,7 @@ func config() benchrun.Config {
 		Servers: append(benchrun.GaleServers(), peers...),
 		Default: []string{"stdnet", "cepoll", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "engine", "engine-io_uring"},
 		Full:    true,
-		Usage:   "bench: gale's echo servers against its peers' (gaio, gnet, nbio, evio, netpoll) and a C epoll reference, on loopback. Flags:",
+		Usage:   "bench: gale's echo servers against its peers' (gaio, gnet, nbio, evio, netpoll) and C epoll and io_uring references, on loopback. Flags:",
 	}
 }
 

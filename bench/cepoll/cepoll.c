@@ -18,19 +18,11 @@
  * which is how the suite stops it.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
-#include <unistd.h>
+
+#include "../csrv/csrv.h"
 
 #define BUFSIZE (64 << 10)
 #define MAXEVENTS 256
@@ -47,12 +39,6 @@ struct loop {
 	int lfd, ep;
 	pthread_t th;
 };
-
-static void die(const char *what)
-{
-	fprintf(stderr, "cepoll: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 static void closeconn(struct conn *c)
 {
@@ -180,44 +166,10 @@ static void *run(void *arg)
 	return NULL;
 }
 
-/* listener opens a nonblocking SO_REUSEPORT socket listening on
- * 127.0.0.1:port. */
-static int listener(int port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die("socket");
-	int one = 1;
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0)
-		die("setsockopt");
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0)
-		die("bind");
-	if (listen(fd, SOMAXCONN) < 0)
-		die("listen");
-	return fd;
-}
-
-/* cpus counts the CPUs this process may run on. */
-static int cpus(void)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-		return CPU_COUNT(&set);
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (int)n : 1;
-}
-
 int main(int argc, char **argv)
 {
-	if (argc != 2 || atoi(argv[1]) <= 0 || atoi(argv[1]) > 65535) {
-		fprintf(stderr, "usage: cepoll PORT\n");
-		return 2;
-	}
-	int port = atoi(argv[1]);
-	signal(SIGPIPE, SIG_IGN);
+	csrv_name = "cepoll";
+	int port = csrv_port(argc, argv);
 	int n = cpus();
 	struct loop *loops = calloc((size_t)n, sizeof *loops);
 	if (loops == NULL)
@@ -237,17 +189,5 @@ int main(int argc, char **argv)
 			die("pthread_create");
 		}
 	}
-	printf("127.0.0.1:%d\n", port);
-	fflush(stdout);
-
-	/* Stop when stdin ends. It may come nonblocking from the parent. */
-	int fl = fcntl(0, F_GETFL);
-	if (fl >= 0)
-		fcntl(0, F_SETFL, fl & ~O_NONBLOCK);
-	char b[256];
-	for (;;) {
-		ssize_t r = read(0, b, sizeof b);
-		if (r == 0 || (r < 0 && errno != EINTR))
-			_exit(0);
-	}
+	csrv_serve(port);
 }
