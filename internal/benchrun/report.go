@@ -290,7 +290,7 @@ func mdTargets(b *strings.Builder, ts []Target) {
 		b.WriteString("No gale server was measured.\n\n")
 		return
 	}
-	b.WriteString("Peers are the servers other than gale's, stdnet and cepoll.\n\n")
+	b.WriteString("Peers are the servers other than gale's and the references (stdnet, cepoll, curing).\n\n")
 	b.WriteString("| target | server | goal | measured | met |\n|---|---|---|---|:-:|\n")
 	for _, t := range ts {
 		mark := "—"

@@ -29,7 +29,7 @@ type targetSpec struct {
 
 // designTargets are DESIGN.md's performance targets that galebench
 // measures. Peers are the servers that are neither gale's nor the
-// references, stdnet and cepoll.
+// references: stdnet and the C servers cepoll and curing.
 var designTargets = []targetSpec{
 	{"stream: 1 conn, 64 KiB writes (MB/s)", "≥ stdnet and ≥ 1.1× gaio", "stream", checkStream, nil},
 	{"conns: 8,192 conns × 1 KiB (time)", "≤ 0.9× the fastest peer", "conns-8192", checkPeers(0.9), nil},
@@ -130,7 +130,11 @@ func findRow(rs []Row, srv string) (Row, bool) {
 }
 
 // isPeer reports whether r is a peer's: neither gale's nor a reference.
-func isPeer(r Row) bool { return !r.Gale && r.Server != "stdnet" && r.Server != "cepoll" }
+func isPeer(r Row) bool { return !r.Gale && !references[r.Server] }
+
+// references are the servers measured for scale rather than competition:
+// std net, and the C epoll and io_uring servers of bench/.
+var references = map[string]bool{"stdnet": true, "cepoll": true, "curing": true}
 
 // checkStream: MB/s ≥ stdnet's and ≥ 1.1× gaio's.
 func checkStream(g Row, rs []Row) (string, bool, bool) {
