@@ -60,6 +60,7 @@ type uringBackend struct {
 	iov          []unix.Iovec        // scratch of the last attempt at cancelled sends
 	faults       map[uint64]injected // tests: injected failures by user_data (uring_fault_linux.go)
 	cur          Completion          // see emul.cur
+	spares       [][]byte            // emptied spill arrays, for the next spill (emptySpill)
 
 	zcMin             int // stream sends of at least this many bytes are zero-copy; 0 none
 	zcSends, zcCopied int // zero-copy sends made, and those the kernel copied after all

@@ -150,7 +150,7 @@ func (b *uringBackend) multiDone(st *urState, c uring.CQE, fn func(*Completion))
 		if st.rop == OpRecv && st.rbuf == nil && !st.rcancel && !st.hasSpill() {
 			b.serveData(st, data, fn)
 		} else {
-			st.spill = append(st.spill, data...)
+			b.spillData(st, data)
 		}
 		b.consumed(c)
 	case c.Res == 0:
@@ -191,18 +191,33 @@ const (
 	acceptMax = 64
 )
 
-// emptySpill forgets st's spilled data, all served. The array is kept
-// for the next spill only if it is within the bound: one burst can spill
-// a whole batch of the ring's buffers (megabytes), which an idle
-// connection must not go on holding.
-func (st *urState) emptySpill() {
+// emptySpill forgets st's spilled data, all served, and gives its array
+// to the backend's spares: thousands of connections that each spilled
+// once must not each keep an array (8,192 echoing connections held 18 KiB
+// each). An array past the bound is dropped: one burst can spill a whole
+// batch of the ring's buffers (megabytes).
+func (b *uringBackend) emptySpill(st *urState) {
 	st.spillOff = 0
-	if cap(st.spill) > spillMax {
-		st.spill = nil
-		return
+	if cap(st.spill) <= spillMax && len(b.spares) < maxSpares {
+		b.spares = append(b.spares, st.spill[:0])
 	}
-	st.spill = st.spill[:0]
+	st.spill = nil
 }
+
+// spillData appends data to st's spill, in a spare array if st has none.
+func (b *uringBackend) spillData(st *urState, data []byte) {
+	if st.spill == nil {
+		if n := len(b.spares); n > 0 {
+			st.spill = b.spares[n-1]
+			b.spares[n-1] = nil
+			b.spares = b.spares[:n-1]
+		}
+	}
+	st.spill = append(st.spill, data...)
+}
+
+// maxSpares bounds the spill arrays a backend keeps for reuse.
+const maxSpares = 64
 
 // serveData completes st's nil-buffer receive with data from the ring:
 // lent as is to a Transient provider's owner, copied into the Provider's
@@ -214,14 +229,14 @@ func (b *uringBackend) serveData(st *urState, data []byte, fn func(*Completion))
 	}
 	space, id := b.prov.Provide()
 	if space == nil {
-		st.spill = append(st.spill, data...)
+		b.spillData(st, data)
 		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, Err: NoSpace, BufID: -1}, fn)
 		return
 	}
 	k := copy(space, data)
 	b.prov.Commit(id, k)
 	if k < len(data) {
-		st.spill = append(st.spill, data[k:]...)
+		b.spillData(st, data[k:])
 	}
 	b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, N: k, Buf: space[:k], BufID: id}, fn)
 }
@@ -337,7 +352,7 @@ func (b *uringBackend) fromSpill(st *urState) (Completion, bool) {
 		// Consumed from the front without moving the rest: a large spill
 		// served in small pieces would otherwise be copied over and over.
 		if st.spillOff += c.N; st.spillOff == len(st.spill) {
-			st.emptySpill()
+			b.emptySpill(st)
 		}
 		if c.BufID >= 0 {
 			b.prov.Commit(c.BufID, c.N)
