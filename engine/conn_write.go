@@ -182,11 +182,14 @@ func (c *Conn) enqueue(p []byte) {
 	}
 	q := c.q
 	for len(p) > 0 {
-		var ch *chunk
-		if n := len(q.out); n > 0 && q.out[n-1].w < len(q.out[n-1].buf) {
-			ch = q.out[n-1]
+		var ch, last *chunk
+		if n := len(q.out); n > 0 {
+			last = q.out[n-1]
+		}
+		if last != nil && last.w < len(last.buf) {
+			ch = last
 		} else {
-			ch = c.lp.e.chunks.get()
+			ch = c.lp.e.chunks.get(len(p), nextClass(last))
 			q.out = append(q.out, ch)
 		}
 		k := copy(ch.buf[ch.w:], p)
