@@ -23,8 +23,8 @@ func OpenKind(k Kind, p Provider) (Backend, error) {
 // provider (engine): the loop reads the ring's buffers in place and
 // batches its sends into the system call that waits, and measured side by
 // side (docs/bench/io_uring) it streams faster, serves many connections
-// faster and makes a fifth of the system calls per message, for the same
-// CPU. An owner that needs its bytes copied out (aio's swap buffer) pays
+// about as fast and makes a fifth of the system calls per message, for
+// about the same CPU. An owner that needs its bytes copied out (aio's swap buffer) pays
 // a copy per receive and a thread hand-off per WaitIO that epoll does
 // not, and streams slower: Auto stays epoll for it until that is won.
 func autoURing(p Provider) bool {
