@@ -162,28 +162,44 @@ func streamPair(t *testing.T, kind string) (fd int, peer net.Conn) {
 		}
 		fd = fds[0]
 	case "tcp":
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("listen: %v", err)
-		}
-		defer ln.Close()
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatalf("dial: %v", err)
-		}
-		peer, err = ln.Accept()
-		if err != nil {
-			c.Close()
-			t.Fatalf("accept: %v", err)
-		}
-		fd, err = sock.DupConn(c.(*net.TCPConn))
-		c.Close()
-		if err != nil {
-			peer.Close()
-			t.Fatalf("DupConn: %v", err)
-		}
+		return tcpStreamPair(t, false)
 	default:
 		t.Fatalf("unknown kind %q", kind)
+	}
+	t.Cleanup(func() {
+		unix.Close(fd)
+		peer.Close()
+	})
+	return fd, peer
+}
+
+// tcpStreamPair is streamPair's "tcp": the backend gets the dialed socket,
+// or the accepted one if accepted is set.
+func tcpStreamPair(t *testing.T, accepted bool) (fd int, peer net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	a, err := ln.Accept()
+	if err != nil {
+		c.Close()
+		t.Fatalf("accept: %v", err)
+	}
+	if accepted {
+		c, a = a, c
+	}
+	peer = a
+	fd, err = sock.DupConn(c.(*net.TCPConn))
+	c.Close()
+	if err != nil {
+		peer.Close()
+		t.Fatalf("DupConn: %v", err)
 	}
 	t.Cleanup(func() {
 		unix.Close(fd)

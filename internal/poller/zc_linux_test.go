@@ -11,7 +11,6 @@ import (
 
 	"github.com/galeio/gale/internal/backendtest"
 	"github.com/galeio/gale/internal/poller"
-	"github.com/galeio/gale/internal/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -106,17 +105,7 @@ func TestZeroCopyCancelResets(t *testing.T) { backendtest.Run(t, testZeroCopyCan
 
 func testZeroCopyCancelResets(t *testing.T) {
 	checkFDs(t)
-	fd, peer := streamPair(t, "tcp")
-	shrinkBuffers(t, fd, peer)
-	be := openZeroCopy(t, 1)
-	if err := be.Add(fd, tagA, true); err != nil {
-		t.Fatal(err)
-	}
-	data := pattern(8 << 20)
-	be.Send(tagA, [][]byte{data})
-	if rs := poll0(t, be); len(rs) != 0 {
-		t.Fatalf("Wait(0) delivered %v, want nothing", rs)
-	}
+	be, peer, data := stuckZeroCopySend(t)
 	be.Cancel(tagA, poller.OpSend)
 	r := waitOne(t, be)
 	if r.Op != poller.OpSend || r.Err != unix.ECANCELED || r.N <= 0 || r.N >= len(data) {
@@ -136,18 +125,8 @@ func TestZeroCopyRemoveInFlight(t *testing.T) { backendtest.Run(t, testZeroCopyR
 
 func testZeroCopyRemoveInFlight(t *testing.T) {
 	checkFDs(t)
-	fd, peer := streamPair(t, "tcp")
-	shrinkBuffers(t, fd, peer)
 	stuck := poller.StuckOrphans()
-	be := openZeroCopy(t, 1)
-	if err := be.Add(fd, tagA, true); err != nil {
-		t.Fatal(err)
-	}
-	data := pattern(8 << 20)
-	be.Send(tagA, [][]byte{data})
-	if rs := poll0(t, be); len(rs) != 0 {
-		t.Fatalf("Wait(0) delivered %v, want nothing", rs)
-	}
+	be, peer, data := stuckZeroCopySend(t)
 	if err := be.Remove(tagA); err != nil {
 		t.Fatal(err)
 	}
@@ -166,12 +145,27 @@ func testZeroCopyRemoveInFlight(t *testing.T) {
 	}
 }
 
+// stuckZeroCopySend starts a zero-copy send of 8 MiB under tagA to a peer
+// that does not read, over small socket buffers, so it cannot complete.
+func stuckZeroCopySend(t *testing.T) (be poller.Backend, peer net.Conn, data []byte) {
+	t.Helper()
+	fd, peer := streamPair(t, "tcp")
+	shrinkBuffers(t, fd, peer)
+	be = openZeroCopy(t, 1)
+	if err := be.Add(fd, tagA, true); err != nil {
+		t.Fatal(err)
+	}
+	data = pattern(8 << 20)
+	be.Send(tagA, [][]byte{data})
+	if rs := poll0(t, be); len(rs) != 0 {
+		t.Fatalf("Wait(0) delivered %v, want nothing", rs)
+	}
+	return be, peer, data
+}
+
 // peerReadToError reads until the connection fails, which must be a
 // reset, and returns what it read.
-func peerReadToError(t *testing.T, peer interface {
-	Read([]byte) (int, error)
-	SetReadDeadline(time.Time) error
-}) []byte {
+func peerReadToError(t *testing.T, peer net.Conn) []byte {
 	t.Helper()
 	peer.SetReadDeadline(time.Now().Add(waitLimit))
 	var got []byte
@@ -222,29 +216,5 @@ func testZeroCopyAcceptedSocket(t *testing.T) {
 // gets the accepted socket.
 func acceptedPair(t *testing.T) (fd int, peer net.Conn) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	defer ln.Close()
-	peer, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	c, err := ln.Accept()
-	if err != nil {
-		peer.Close()
-		t.Fatalf("accept: %v", err)
-	}
-	fd, err = sock.DupConn(c.(*net.TCPConn))
-	c.Close()
-	if err != nil {
-		peer.Close()
-		t.Fatalf("DupConn: %v", err)
-	}
-	t.Cleanup(func() {
-		unix.Close(fd)
-		peer.Close()
-	})
-	return fd, peer
+	return tcpStreamPair(t, true)
 }
