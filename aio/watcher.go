@@ -44,8 +44,8 @@ type Config struct {
 	// does a kernel without it. Such a write completes only once the
 	// kernel has let go of the buffer (the peer has acknowledged its
 	// bytes), and because bytes queued in the socket stay the kernel's
-	// until then, a zero-copy write cut short by its deadline, Free or
-	// Close resets the connection. It pays off for large writes through
+	// until then, a zero-copy write cut short by its deadline, Free,
+	// Detach or Close resets the connection. It pays off for large writes through
 	// a network device; on loopback the kernel copies anyway.
 	ZeroCopyWrites int
 
