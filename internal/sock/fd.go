@@ -1,0 +1,109 @@
+//go:build unix
+
+package sock
+
+import (
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// FD is a descriptor that goroutines other than its owner may use, with
+// the lifetime rule of the standard library's internal/poll.FD: every use
+// of the number outside the owner is bracketed by Acquire and Release, and
+// Close (or HandOff) takes effect only once the last such use has ended —
+// at once when none is running, otherwise in the Release that ends the
+// last one. No goroutine can therefore pass the number to the kernel after
+// it was closed, when another file may already have taken it.
+//
+// The owner (the one goroutine that closes the FD, such as a loop) may use
+// Sysfd without Acquire for as long as it has not called Close or HandOff.
+//
+// Close and HandOff act once: the first call wins, later ones report
+// false and do nothing, so several goroutines that might each be the last
+// to hold a descriptor may all call Close.
+type FD struct {
+	// state is users<<1 | closed. closed is set by the first Close or
+	// HandOff; once it is set Acquire fails, and the Release that brings
+	// users to zero carries out the close.
+	state  atomic.Uint64
+	sysfd  int
+	handTo chan<- int // set by the winning HandOff before it releases
+}
+
+const (
+	fdClosed = 1
+	fdUser   = 2
+)
+
+// Init makes f hold fd. Call it before f is shared.
+func (f *FD) Init(fd int) {
+	f.state.Store(0)
+	f.sysfd, f.handTo = fd, nil
+}
+
+// Sysfd returns the descriptor, for the owner's use. Other goroutines
+// use Acquire.
+func (f *FD) Sysfd() int { return f.sysfd }
+
+// Acquire returns the descriptor and true unless f is closed; the caller
+// may use the number until it calls Release, which it must then do once.
+// Safe from any goroutine.
+func (f *FD) Acquire() (int, bool) {
+	for {
+		s := f.state.Load()
+		if s&fdClosed != 0 {
+			return -1, false
+		}
+		if f.state.CompareAndSwap(s, s+fdUser) {
+			return f.sysfd, true
+		}
+	}
+}
+
+// Release ends a use begun by Acquire. The last Release after Close
+// closes the descriptor (or hands it over, after HandOff).
+func (f *FD) Release() {
+	if f.state.Add(^uint64(fdUser-1)) == fdClosed {
+		f.final()
+	}
+}
+
+// Closed reports whether Close or HandOff was called.
+func (f *FD) Closed() bool { return f.state.Load()&fdClosed != 0 }
+
+// Close closes the descriptor once no goroutine uses it, and reports
+// whether this call was the one that closed f.
+func (f *FD) Close() bool { return f.shut(nil) }
+
+// HandOff is Close that, instead of closing the descriptor, sends it to
+// to once no goroutine uses it: to receives the number exactly once and
+// must have room for it (a buffered channel). It reports whether this call
+// was the one that closed f.
+func (f *FD) HandOff(to chan<- int) bool { return f.shut(to) }
+
+// shut marks f closed and arranges for the final step. The winner counts
+// itself as a user while it records where the descriptor goes, so that no
+// Release can carry out the final step before that is known.
+func (f *FD) shut(to chan<- int) bool {
+	for {
+		s := f.state.Load()
+		if s&fdClosed != 0 {
+			return false
+		}
+		if f.state.CompareAndSwap(s, (s+fdUser)|fdClosed) {
+			break
+		}
+	}
+	f.handTo = to
+	f.Release()
+	return true
+}
+
+func (f *FD) final() {
+	if f.handTo != nil {
+		f.handTo <- f.sysfd
+		return
+	}
+	unix.Close(f.sysfd)
+}
