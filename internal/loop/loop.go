@@ -86,9 +86,16 @@ func (l *Loop) Post(t Task) error {
 
 func (l *Loop) wake() {
 	if l.sleeping.Load() && l.wakeSig.CompareAndSwap(false, true) {
+		if h := testHookWake; h != nil {
+			h()
+		}
 		l.be.Wake()
 	}
 }
+
+// testHookWake, set by tests, runs between the decision to wake the loop
+// and the wake-up.
+var testHookWake func()
 
 // Stop runs final on the loop after every task posted before it, ends the
 // loop and releases its backend. It waits until the loop goroutine has

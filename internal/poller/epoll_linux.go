@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/galeio/gale/internal/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,7 +33,11 @@ const epollEvents = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLE
 // blocked, 77-82k msg/s at 9.2-9.8 µs.
 type epoll struct {
 	epfd     int
-	wakefd   int // eventfd(2) written by wake
+	// wakefd is the eventfd(2) wake writes. wake runs on any goroutine, so
+	// its number is used under the FD's reference count and closed only
+	// once no wake is writing to it: never into a file that took the
+	// number after close.
+	wakefd   sock.FD
 	events   []unix.EpollEvent
 	file     *os.File        // epfd, registered with the runtime poller
 	rc       syscall.RawConn // file's raw access: Read parks on the poller
@@ -67,7 +72,8 @@ func newEpoll() (*epoll, error) {
 		unix.Close(epfd)
 		return nil, os.NewSyscallError("eventfd", err)
 	}
-	ep := &epoll{epfd: epfd, wakefd: wakefd, events: make([]unix.EpollEvent, 128)}
+	ep := &epoll{epfd: epfd, events: make([]unix.EpollEvent, 128)}
+	ep.wakefd.Init(wakefd)
 	if err := ep.park(); err != nil {
 		unix.Close(wakefd)
 		unix.Close(epfd)
@@ -176,7 +182,12 @@ func (ep *epoll) wait(msec int, evs []event) ([]event, error) {
 }
 
 func (ep *epoll) wake() error {
-	_, err := unix.Write(ep.wakefd, wakeValue[:])
+	fd, ok := ep.wakefd.Acquire()
+	if !ok {
+		return nil // closed: the loop is gone
+	}
+	_, err := unix.Write(fd, wakeValue[:])
+	ep.wakefd.Release()
 	if err == unix.EAGAIN {
 		return nil // the counter is saturated: a wake-up is pending anyway
 	}
@@ -184,9 +195,6 @@ func (ep *epoll) wake() error {
 }
 
 func (ep *epoll) close() error {
-	err := unix.Close(ep.wakefd)
-	if e := ep.file.Close(); err == nil {
-		err = e
-	}
-	return err
+	ep.wakefd.Close()
+	return ep.file.Close()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/galeio/gale/internal/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,7 +20,11 @@ import (
 // event for a descriptor number that was closed and reused within one batch
 // can at worst cause one read or write that returns EAGAIN.
 type kqueue struct {
-	kq     int
+	kq int // the owner's copy of kqfd's number
+	// kqfd guards the descriptor for wake, which runs on any goroutine and
+	// triggers the EVFILT_USER event on it: it is closed only once no wake
+	// is using it (see sock.FD).
+	kqfd   sock.FD
 	tags   []Tag // by descriptor; 0 when unregistered
 	events []unix.Kevent_t
 }
@@ -54,6 +59,7 @@ func openKqueue(p Provider) (Backend, error) {
 	}
 	unix.CloseOnExec(kq)
 	k := &kqueue{kq: kq, events: make([]unix.Kevent_t, 128)}
+	k.kqfd.Init(kq)
 	ev := []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Flags: unix.EV_ADD | unix.EV_CLEAR}}
 	if _, err := unix.Kevent(kq, ev, nil, nil); err != nil {
 		unix.Close(kq)
@@ -127,9 +133,17 @@ func (k *kqueue) wait(msec int, evs []event) ([]event, error) {
 }
 
 func (k *kqueue) wake() error {
+	kq, ok := k.kqfd.Acquire()
+	if !ok {
+		return nil // closed: the loop is gone
+	}
+	defer k.kqfd.Release()
 	ev := []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Fflags: unix.NOTE_TRIGGER}}
-	_, err := unix.Kevent(k.kq, ev, nil, nil)
+	_, err := unix.Kevent(kq, ev, nil, nil)
 	return err
 }
 
-func (k *kqueue) close() error { return unix.Close(k.kq) }
+func (k *kqueue) close() error {
+	k.kqfd.Close()
+	return nil
+}

@@ -44,7 +44,7 @@ type uringBackend struct {
 	bound   bool
 	closing bool
 
-	wakefd  int
+	wakefd  sock.FD // the eventfd Wake writes, from any goroutine (see epoll.wakefd)
 	wakeBuf []byte // eventfd reads land here (anonymous mapping)
 	wakeArm bool
 
@@ -90,7 +90,8 @@ func openURing(p Provider) (Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &uringBackend{r: r, prov: p, wakefd: -1}
+	b := &uringBackend{r: r, prov: p}
+	b.wakefd.Init(-1)
 	if t, ok := p.(Transient); ok && t.Transient() {
 		b.direct = true
 	}
@@ -123,9 +124,11 @@ func (b *uringBackend) init() error {
 	if b.wakeBuf, err = unix.Mmap(-1, 0, 8, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS); err != nil {
 		return os.NewSyscallError("mmap", err)
 	}
-	if b.wakefd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+	wakefd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
 		return os.NewSyscallError("eventfd", err)
 	}
+	b.wakefd.Init(wakefd)
 	return nil
 }
 
@@ -178,7 +181,7 @@ func (b *uringBackend) sqe(data ud) *uring.SQE {
 
 func (b *uringBackend) armWake() {
 	e := b.sqe(makeUD(wakeTag, kWake))
-	e.Opcode, e.FD = uring.OpRead, int32(b.wakefd)
+	e.Opcode, e.FD = uring.OpRead, int32(b.wakefd.Sysfd())
 	e.Addr, e.Len = addrOf(b.wakeBuf), 8
 	b.wakeArm = true
 }
@@ -264,7 +267,12 @@ func (b *uringBackend) orphan(data ud, o *orphan) {
 }
 
 func (b *uringBackend) Wake() error {
-	_, err := unix.Write(b.wakefd, wakeValue[:])
+	fd, ok := b.wakefd.Acquire()
+	if !ok {
+		return nil // closed: the loop is gone
+	}
+	_, err := unix.Write(fd, wakeValue[:])
+	b.wakefd.Release()
 	if err == unix.EAGAIN {
 		return nil
 	}
@@ -464,9 +472,8 @@ func (b *uringBackend) teardown() error {
 		b.br = nil
 	}
 	err := b.r.Close()
-	if b.wakefd >= 0 {
-		// Not reset: Wake may read it concurrently, as with epoll's.
-		unix.Close(b.wakefd)
+	if b.wakefd.Sysfd() >= 0 {
+		b.wakefd.Close() // after the last Wake that is writing to it
 	}
 	if b.wakeBuf != nil {
 		unix.Munmap(b.wakeBuf)

@@ -1,0 +1,12 @@
+package loop
+
+// SetWakeHook makes f run in every wake-up between the decision to wake
+// the loop and the wake-up itself, until restore is called.
+func SetWakeHook(f func()) (restore func()) {
+	old := testHookWake
+	testHookWake = f
+	return func() { testHookWake = old }
+}
+
+// Sleeping reports whether l is in, or about to enter, its wait.
+func (l *Loop) Sleeping() bool { return l.sleeping.Load() }
