@@ -32,7 +32,7 @@ const epollEvents = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLE
 // modes: parked, 99-107k msg/s at 7.9-8.7 µs of server CPU per message;
 // blocked, 77-82k msg/s at 9.2-9.8 µs.
 type epoll struct {
-	epfd     int
+	epfd int
 	// wakefd is the eventfd(2) wake writes. wake runs on any goroutine, so
 	// its number is used under the FD's reference count and closed only
 	// once no wake is writing to it: never into a file that took the

@@ -45,7 +45,7 @@ type uringBackend struct {
 	closing bool
 
 	wakefd  sock.FD // the eventfd Wake writes, from any goroutine (see epoll.wakefd)
-	wakeBuf []byte // eventfd reads land here (anonymous mapping)
+	wakeBuf []byte  // eventfd reads land here (anonymous mapping)
 	wakeArm bool
 
 	inflight int                // submitted operations whose last completion is pending
