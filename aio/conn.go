@@ -7,9 +7,7 @@ import (
 	"weak"
 
 	"github.com/galeio/gale/internal/loop"
-	"github.com/galeio/gale/internal/poller"
 	"github.com/galeio/gale/internal/sock"
-	"golang.org/x/sys/unix"
 )
 
 // conn is a delegated connection: the watcher's duplicate of its descriptor
@@ -29,7 +27,7 @@ type conn struct {
 	laddr   net.Addr
 	raddr   net.Addr
 	// ---
-	tag      poller.Tag
+	tag      loop.Tag
 	attached bool
 	released bool
 	closeErr error    // what requests get once released
@@ -129,7 +127,7 @@ func (c *conn) startRead(l *loop.Loop) {
 		buf = r.buf // nil: the loop's swap buffer
 	}
 	c.recvBusy = true
-	l.Backend().Recv(c.tag, buf)
+	l.Recv(c.tag, buf)
 }
 
 // startWrite submits a send of the head writer's remaining bytes.
@@ -140,16 +138,16 @@ func (c *conn) startWrite(l *loop.Loop) {
 	}
 	c.sendBusy = true
 	c.sendVec[0] = r.buf[r.size:]
-	l.Backend().Send(c.tag, c.sendVec[:])
+	l.Send(c.tag, c.sendVec[:])
 }
 
 // Complete handles a backend completion for this connection.
-func (c *conn) Complete(l *loop.Loop, p *poller.Completion) {
+func (c *conn) Complete(l *loop.Loop, p loop.Completion) {
 	if c.released {
 		c.drain(l, p)
 		return
 	}
-	if p.Op == poller.OpSend {
+	if p.Op() == loop.OpSend {
 		c.sendBusy = false
 		c.sendVec[0] = nil
 		c.sent(l, p)
@@ -161,31 +159,31 @@ func (c *conn) Complete(l *loop.Loop, p *poller.Completion) {
 	c.startRead(l)
 }
 
-func (c *conn) received(l *loop.Loop, p *poller.Completion) {
+func (c *conn) received(l *loop.Loop, p loop.Completion) {
 	r := c.readers.head
-	c.lp.stats.bytesRead.Add(uint64(p.N))
+	c.lp.stats.bytesRead.Add(uint64(p.N()))
 	switch {
-	case p.Err == poller.NoSpace: // the swap buffer is full: wait for WaitIO
+	case p.NoSpace(): // the swap buffer is full: wait for WaitIO
 		if r.timedOut {
 			c.done(l, &c.readers, r, ErrDeadline)
 			return
 		}
 		c.lp.starve(c)
 		return
-	case p.Err == unix.ECANCELED:
+	case p.Canceled():
 		c.done(l, &c.readers, r, ErrDeadline)
 		return
-	case p.Err != 0:
-		c.done(l, &c.readers, r, c.opError("read", p.Err))
+	case p.Errno() != 0:
+		c.done(l, &c.readers, r, c.opError("read", p.Errno()))
 		return
-	case p.N == 0 && c.stream:
+	case p.N() == 0 && c.stream:
 		c.done(l, &c.readers, r, io.EOF)
 		return
 	}
-	if p.BufID >= 0 {
-		r.buf, r.chunk = p.Buf, c.lp.swap.chunks[p.BufID]
+	if id := p.Space(); id >= 0 {
+		r.buf, r.chunk = p.Bytes(), c.lp.swap.chunks[id]
 	}
-	r.size += p.N
+	r.size += p.N()
 	if r.kind == kReadFull && r.size < len(r.buf) {
 		if r.timedOut {
 			c.done(l, &c.readers, r, ErrDeadline)
@@ -195,15 +193,15 @@ func (c *conn) received(l *loop.Loop, p *poller.Completion) {
 	c.done(l, &c.readers, r, nil)
 }
 
-func (c *conn) sent(l *loop.Loop, p *poller.Completion) {
+func (c *conn) sent(l *loop.Loop, p loop.Completion) {
 	r := c.writers.head
-	r.size += p.N
-	c.lp.stats.bytesWritten.Add(uint64(p.N))
+	r.size += p.N()
+	c.lp.stats.bytesWritten.Add(uint64(p.N()))
 	switch {
-	case p.Err == unix.ECANCELED:
+	case p.Canceled():
 		c.done(l, &c.writers, r, ErrDeadline)
-	case p.Err != 0:
-		c.done(l, &c.writers, r, c.opError("write", p.Err))
+	case p.Errno() != 0:
+		c.done(l, &c.writers, r, c.opError("write", p.Errno()))
 	default:
 		c.done(l, &c.writers, r, nil)
 	}
@@ -226,17 +224,17 @@ func (c *conn) done(l *loop.Loop, q *reqQueue, r *request, err error) {
 func (c *conn) expire(r *request) {
 	l := c.lp.l
 	r.timedOut = true
-	q, busy, op := &c.readers, c.recvBusy, poller.OpRecv
+	q, busy, op := &c.readers, c.recvBusy, loop.OpRecv
 	if r.kind == kWrite {
-		q, busy, op = &c.writers, c.sendBusy, poller.OpSend
+		q, busy, op = &c.writers, c.sendBusy, loop.OpSend
 	}
 	if q.head == r && busy {
-		l.Backend().Cancel(c.tag, op)
+		l.Cancel(c.tag, op)
 		return
 	}
 	head := q.head == r
 	c.done(l, q, r, ErrDeadline)
-	if head && op == poller.OpRecv {
+	if head && op == loop.OpRecv {
 		c.starved = false
 		c.startRead(l)
 	} else if head {
@@ -259,10 +257,10 @@ func (c *conn) release(l *loop.Loop, err error) {
 	c.failQueued(l, &c.readers, c.recvBusy)
 	c.failQueued(l, &c.writers, c.sendBusy)
 	if c.recvBusy {
-		l.Backend().Cancel(c.tag, poller.OpRecv)
+		l.Cancel(c.tag, loop.OpRecv)
 	}
 	if c.sendBusy {
-		l.Backend().Cancel(c.tag, poller.OpSend)
+		l.Cancel(c.tag, loop.OpSend)
 	}
 	c.finalize(l)
 }
@@ -284,25 +282,25 @@ func (c *conn) failQueued(l *loop.Loop, q *reqQueue, busy bool) {
 // drain finishes the in-flight request of a released connection with the
 // outcome of its cancelled operation: bytes that moved before the
 // cancellation took effect count, and a request they completed succeeds.
-func (c *conn) drain(l *loop.Loop, p *poller.Completion) {
+func (c *conn) drain(l *loop.Loop, p loop.Completion) {
 	q := &c.readers
-	if p.Op == poller.OpSend {
+	if p.Op() == loop.OpSend {
 		q, c.sendBusy = &c.writers, false
 	} else {
 		c.recvBusy = false
 	}
 	if r := q.head; r != nil {
 		err := c.closeErr
-		if p.Err == 0 && p.N > 0 {
-			if p.BufID >= 0 {
-				r.buf, r.chunk = p.Buf, c.lp.swap.chunks[p.BufID]
+		if p.Errno() == 0 && !p.Canceled() && !p.NoSpace() && p.N() > 0 {
+			if id := p.Space(); id >= 0 {
+				r.buf, r.chunk = p.Bytes(), c.lp.swap.chunks[id]
 			}
-			r.size += p.N
+			r.size += p.N()
 			if r.kind == kRead || r.size == len(r.buf) {
 				err = nil
 			}
-		} else if p.Op == poller.OpSend {
-			r.size += p.N
+		} else if p.Op() == loop.OpSend {
+			r.size += p.N()
 		}
 		c.done(l, q, r, err)
 	}

@@ -5,7 +5,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"syscall"
+
+	"github.com/galeio/gale/internal/sock"
 )
 
 // The errors of gaio, by the same names. Each is returned as the variable
@@ -55,11 +56,7 @@ func (e *sentinel) Is(target error) bool {
 	return target == e.is || (e.is2 != nil && target == e.is2)
 }
 
-// opError wraps a failure of op on c once, the way package net does:
-// *net.OpError around *os.SyscallError around the errno.
+// opError wraps a failure of op on c once (sock.OpError).
 func (c *conn) opError(op string, err error) error {
-	if errno, ok := err.(syscall.Errno); ok {
-		err = os.NewSyscallError(op, errno)
-	}
-	return &net.OpError{Op: op, Net: c.network, Source: c.laddr, Addr: c.raddr, Err: err}
+	return sock.OpError(op, c.network, c.laddr, c.raddr, err)
 }

@@ -14,7 +14,7 @@ type loopState struct {
 	l       *loop.Loop
 	swap    swap
 	out     []*request // completed this iteration; flushed to the watcher
-	conns   []*conn
+	conns   loop.Set[*conn]
 	starved []*conn // nil-buffer readers waiting for swap space
 
 	starving atomic.Bool // starved is not empty
@@ -25,7 +25,6 @@ type loopState struct {
 
 // loopCounters are read by Stats from any goroutine.
 type loopCounters struct {
-	conns         atomic.Int64
 	pendingReads  atomic.Int64
 	pendingWrites atomic.Int64
 	bytesRead     atomic.Uint64
@@ -60,19 +59,9 @@ func (lp *loopState) pending(k kind, d int64) {
 	}
 }
 
-func (lp *loopState) addConn(c *conn) {
-	c.index = len(lp.conns)
-	lp.conns = append(lp.conns, c)
-	lp.stats.conns.Add(1)
-}
+func (lp *loopState) addConn(c *conn) { lp.conns.Add(c) }
 
-func (lp *loopState) removeConn(c *conn) {
-	last := lp.conns[len(lp.conns)-1]
-	lp.conns[c.index], last.index = last, c.index
-	lp.conns[len(lp.conns)-1] = nil
-	lp.conns = lp.conns[:len(lp.conns)-1]
-	lp.stats.conns.Add(-1)
-}
+func (lp *loopState) removeConn(c *conn) { lp.conns.Remove(c) }
 
 // starve parks c's head read until the swap buffer has space. WaitIO kicks
 // the loop when it releases space; the check after setting starving closes
@@ -117,8 +106,8 @@ func (t *resumeTask) Run(l *loop.Loop) {
 // stop releases every connection of the loop, on the loop, when the
 // watcher closes. Pending requests are dropped: WaitIO reports the close.
 func (lp *loopState) stop(l *loop.Loop) {
-	for len(lp.conns) > 0 {
-		lp.conns[len(lp.conns)-1].abort(l)
+	for c, ok := lp.conns.Last(); ok; c, ok = lp.conns.Last() {
+		c.abort(l)
 	}
 	lp.out = nil
 }

@@ -46,7 +46,7 @@ func (w *watcher) Stats() Stats {
 		c := &lp.stats
 		s.Loops[i] = LoopStats{
 			Backend:       Backend(lp.l.Kind()),
-			Conns:         int(c.conns.Load()),
+			Conns:         lp.conns.Len(),
 			PendingReads:  int(c.pendingReads.Load()),
 			PendingWrites: int(c.pendingWrites.Load()),
 			BytesRead:     c.bytesRead.Load(),

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/galeio/gale/internal/loop"
-	"github.com/galeio/gale/internal/poller"
 	"github.com/galeio/gale/internal/sock"
 )
 
@@ -49,8 +48,8 @@ type Config struct {
 	// a network device; on loopback the kernel copies anyway.
 	ZeroCopyWrites int
 
-	clock loop.Clock                                    // tests: manual clock
-	open  func(poller.Provider) (poller.Backend, error) // tests: fault injection
+	clock loop.Clock  // tests: manual clock
+	open  loop.Opener // tests: fault injection
 }
 
 // Watcher runs asynchronous reads and writes on delegated connections and
@@ -134,8 +133,10 @@ func newWatcher(cfg Config) (*watcher, error) {
 
 func (w *watcher) newLoop(cfg Config) (*loopState, error) {
 	lp := &loopState{w: w, swap: newSwap(cfg.BufferSize, cfg.SwapChunks)}
+	lp.conns = loop.NewSet(func(c *conn) *int { return &c.index })
 	lp.resume.lp = lp
-	l, err := loop.New(loop.Config{Provider: &lp.swap, Clock: cfg.clock, Flush: lp.flush, Open: opener(cfg.Backend, cfg.ZeroCopyWrites, cfg.open)})
+	l, err := loop.New(loop.Config{Provider: &lp.swap, Clock: cfg.clock, Flush: lp.flush,
+		Backend: cfg.Backend, ZeroCopy: cfg.ZeroCopyWrites, Open: cfg.open})
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/galeio/gale/internal/loop"
-	"github.com/galeio/gale/internal/poller"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,7 +24,7 @@ type Conn struct {
 	peer    netip.AddrPort
 
 	// Loop-owned state.
-	tag      poller.Tag
+	tag      loop.Tag
 	stream   bool
 	attached bool
 	reading  bool // a receive is in flight

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
 )
 
@@ -19,7 +19,7 @@ func (c *Conn) closeGracefully(err error) {
 	c.dead = true
 	c.mu.Unlock()
 	if c.reading {
-		c.lp.l.Backend().Cancel(c.tag, poller.OpRecv)
+		c.lp.l.Cancel(c.tag, loop.OpRecv)
 	}
 	if c.drained() {
 		c.finish()

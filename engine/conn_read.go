@@ -4,9 +4,7 @@ import (
 	"io"
 
 	"github.com/galeio/gale/internal/loop"
-	"github.com/galeio/gale/internal/poller"
 	"github.com/galeio/gale/internal/sock"
-	"golang.org/x/sys/unix"
 )
 
 // maxKeptInput is the capacity of input buffer a connection keeps between
@@ -17,7 +15,7 @@ const maxKeptInput = 4 << 10
 // attach puts c on its loop: registers the descriptor, runs OnOpen and
 // starts reading. It runs on c's loop.
 func (c *Conn) attach(l *loop.Loop) {
-	tag, err := l.Attach(c.fd, c.stream, c)
+	tag, err := l.Attach(c.fd, c.stream, (*connOwner)(c))
 	if err != nil {
 		c.mu.Lock()
 		c.dead = true // no Write may touch the descriptor now
@@ -57,41 +55,46 @@ func (c *Conn) startRead() {
 	}
 	c.reading = true
 	if c.udp != nil {
-		c.lp.l.Backend().RecvFrom(c.tag, c.udp.buf)
+		c.lp.l.RecvFrom(c.tag, c.udp.buf)
 		return
 	}
-	c.lp.l.Backend().Recv(c.tag, nil)
+	c.lp.l.Recv(c.tag, nil)
 }
 
-// Complete handles the backend's completions for c.
-func (c *Conn) Complete(l *loop.Loop, p *poller.Completion) {
-	switch p.Op {
-	case poller.OpSend:
+// connOwner is the loop's Owner for a Conn: the Conn itself under another
+// type, so that Complete stays out of Conn's methods.
+type connOwner Conn
+
+// Complete handles the completions of c's operations.
+func (o *connOwner) Complete(l *loop.Loop, p loop.Completion) {
+	c := (*Conn)(o)
+	switch p.Op() {
+	case loop.OpSend:
 		c.sent(p)
-	case poller.OpRecv, poller.OpRecvFrom:
+	case loop.OpRecv, loop.OpRecvFrom:
 		c.reading = false
 		c.received(p)
 	}
 }
 
-func (c *Conn) received(p *poller.Completion) {
+func (c *Conn) received(p loop.Completion) {
 	switch {
 	case c.closed || (c.closing && c.detached == nil):
 		return // reading was stopped; the bytes are dropped with the connection
-	case p.Err == unix.ECANCELED:
-	case p.Err != 0:
-		c.fail(c.opError("read", p.Err))
+	case p.Canceled():
+	case p.Errno() != 0:
+		c.fail(c.opError("read", p.Errno()))
 		return
-	case p.N == 0 && c.stream:
+	case p.N() == 0 && c.stream:
 		c.peerClosed()
 		return
 	default:
-		c.lp.stats.bytesIn.Add(uint64(p.N))
+		c.lp.stats.bytesIn.Add(uint64(p.N()))
 		c.touchDone()
-		if p.From != nil {
-			c.lp.in.from = sockaddrAddr(c.network, p.From)
+		if from := p.From(); from != nil {
+			c.lp.in.from = sockaddrAddr(c.network, from)
 		}
-		c.deliver(p.Buf)
+		c.deliver(p.Bytes())
 		c.lp.in.from = nil
 	}
 	if c.closing && c.detached != nil && c.drained() {

@@ -5,7 +5,6 @@ import (
 	"syscall"
 
 	"github.com/galeio/gale/internal/loop"
-	"github.com/galeio/gale/internal/poller"
 	"github.com/galeio/gale/internal/sock"
 	"golang.org/x/sys/unix"
 )
@@ -245,21 +244,21 @@ func (c *Conn) flush() {
 	}
 	c.sending = true
 	c.mu.Unlock()
-	c.lp.l.Backend().Send(c.tag, q.vec)
+	c.lp.l.Send(c.tag, q.vec)
 	c.water()
 }
 
 // sent handles a send's completion: the bytes written leave the queue.
-func (c *Conn) sent(p *poller.Completion) {
+func (c *Conn) sent(p loop.Completion) {
 	c.mu.Lock()
 	clear(c.q.vec)
 	c.sending = false
-	c.consume(p.N)
+	c.consume(p.N())
 	c.mu.Unlock()
-	c.lp.stats.bytesOut.Add(uint64(p.N))
+	c.lp.stats.bytesOut.Add(uint64(p.N()))
 	c.touchDone()
-	if p.Err != 0 && p.Err != unix.ECANCELED {
-		c.fail(c.opError("write", p.Err))
+	if p.Errno() != 0 {
+		c.fail(c.opError("write", p.Errno()))
 		return
 	}
 	if c.closing && c.drained() {

@@ -20,7 +20,7 @@ type eloop struct {
 	// instead of one write(2) each.
 	ring  bool
 	in    Inbound
-	conns []*Conn
+	conns loop.Set[*Conn]
 	// draining is set by Shutdown's close task: a connection attached
 	// afterwards (accepted just before the listener closed, posted from
 	// another loop) is closed as soon as it opens.
@@ -40,7 +40,6 @@ func (lp *eloop) unassign() { lp.assigned.Add(-1) }
 
 // loopCounters are read by Stats from any goroutine.
 type loopCounters struct {
-	conns        atomic.Int64
 	bytesIn      atomic.Uint64
 	bytesOut     atomic.Uint64
 	queued       atomic.Int64
@@ -68,19 +67,19 @@ func (lp *eloop) flush() bool {
 	return false
 }
 
+func newEloop(e *Engine, idx int) *eloop {
+	lp := &eloop{e: e, idx: idx, buf: make([]byte, e.opts.ReadBufferSize)}
+	lp.conns = loop.NewSet(func(c *Conn) *int { return &c.index })
+	return lp
+}
+
 func (lp *eloop) addConn(c *Conn) {
-	c.index = len(lp.conns)
-	lp.conns = append(lp.conns, c)
-	lp.stats.conns.Add(1)
+	lp.conns.Add(c)
 	lp.e.conns.Add(1)
 }
 
 func (lp *eloop) removeConn(c *Conn) {
-	last := lp.conns[len(lp.conns)-1]
-	lp.conns[c.index], last.index = last, c.index
-	lp.conns[len(lp.conns)-1] = nil
-	lp.conns = lp.conns[:len(lp.conns)-1]
-	lp.stats.conns.Add(-1)
+	lp.conns.Remove(c)
 	lp.unassign()
 	if lp.e.conns.Add(-1) == 0 {
 		lp.e.signalIdle()
@@ -94,7 +93,7 @@ func (lp *eloop) recheck(skip *Conn) {
 		return
 	}
 	lp.rechecking = true
-	for _, c := range lp.conns {
+	for _, c := range lp.conns.Members() {
 		if c != skip {
 			c.water()
 		}

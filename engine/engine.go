@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/galeio/gale/internal/loop"
-	"github.com/galeio/gale/internal/poller"
 )
 
 // Engine runs event loops that serve connections with a Handler's
@@ -40,10 +39,6 @@ const (
 	stateStopped
 )
 
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
 // New creates an engine with its loops; Listen, Dial and Adopt give it
 // connections, Start runs it.
 func New(h Handler, o Options) (*Engine, error) {
@@ -53,17 +48,17 @@ func New(h Handler, o Options) (*Engine, error) {
 	o.setDefaults()
 	e := &Engine{handler: h, opts: o, clock: o.clock, done: make(chan struct{})}
 	if e.clock == nil {
-		e.clock = wallClock{}
+		e.clock = loop.Wall
 	}
 	e.tick.Fire = e.onTick
 	for i := range o.Loops {
-		lp := &eloop{e: e, idx: i, buf: make([]byte, o.ReadBufferSize)}
-		l, err := loop.New(loop.Config{Provider: lp, Clock: o.clock, Flush: lp.flush, Open: opener(o.Backend, o.open)})
+		lp := newEloop(e, i)
+		l, err := loop.New(loop.Config{Provider: lp, Clock: o.clock, Flush: lp.flush, Backend: o.Backend, Open: o.open})
 		if err != nil {
 			e.discard()
 			return nil, fmt.Errorf("engine: %w", err)
 		}
-		lp.l, lp.ring = l, l.Kind() == poller.IOURing
+		lp.l, lp.ring = l, l.Kind() == loop.IOURing
 		e.loops = append(e.loops, lp)
 		l.Start()
 	}

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"net"
 	"os"
-	"syscall"
+
+	"github.com/galeio/gale/internal/sock"
 )
 
 var (
@@ -35,11 +36,7 @@ func (e *timeoutError) Timeout() bool        { return true }
 func (e *timeoutError) Temporary() bool      { return true }
 func (e *timeoutError) Is(target error) bool { return target == os.ErrDeadlineExceeded }
 
-// opError wraps a failure of op on c once: *net.OpError around
-// *os.SyscallError around the errno.
+// opError wraps a failure of op on c once (sock.OpError).
 func (c *Conn) opError(op string, err error) error {
-	if errno, ok := err.(syscall.Errno); ok {
-		err = os.NewSyscallError(op, errno)
-	}
-	return &net.OpError{Op: op, Net: c.network, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	return sock.OpError(op, c.network, c.LocalAddr(), c.RemoteAddr(), err)
 }

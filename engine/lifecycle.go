@@ -28,9 +28,11 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	for _, lp := range e.loops {
 		lp.l.Post(loop.Func(func(*loop.Loop) {
 			lp.draining = true
-			for i := len(lp.conns) - 1; i >= 0; i-- {
-				if i < len(lp.conns) {
-					lp.conns[i].closeGracefully(nil)
+			// Closing a conn may remove it (and move the last one into
+			// its place): walk from the end, re-reading the members.
+			for i := lp.conns.Len() - 1; i >= 0; i-- {
+				if m := lp.conns.Members(); i < len(m) {
+					m[i].closeGracefully(nil)
 				}
 			}
 		}))
@@ -91,8 +93,8 @@ func (e *Engine) beginStop() (idle chan struct{}, ok bool) {
 func (e *Engine) stopLoops() {
 	for _, lp := range e.loops {
 		lp.l.Stop(func(*loop.Loop) {
-			for len(lp.conns) > 0 {
-				lp.conns[len(lp.conns)-1].fail(ErrEngineStopped)
+			for c, ok := lp.conns.Last(); ok; c, ok = lp.conns.Last() {
+				c.fail(ErrEngineStopped)
 			}
 		})
 	}

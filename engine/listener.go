@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/galeio/gale/internal/loop"
-	"github.com/galeio/gale/internal/poller"
 	"github.com/galeio/gale/internal/sock"
 	"golang.org/x/sys/unix"
 )
@@ -31,7 +30,7 @@ type listener struct {
 	e       *Engine
 	lp      *eloop
 	fd      int
-	tag     poller.Tag
+	tag     loop.Tag
 	network string
 	addr    net.Addr
 	path    string // a unix socket's file, removed on close
@@ -133,30 +132,32 @@ func (ln *listener) start(l *loop.Loop) {
 		return
 	}
 	ln.tag = tag
-	l.Backend().Accept(tag)
+	l.Accept(tag)
 }
 
 // Complete handles an accept's completion.
-func (ln *listener) Complete(l *loop.Loop, p *poller.Completion) {
-	switch p.Err {
+func (ln *listener) Complete(l *loop.Loop, p loop.Completion) {
+	if p.Canceled() {
+		return
+	}
+	switch p.Errno() {
 	case 0:
 		ln.backoff = 0
-		ln.accepted(p.N, p.From)
-		l.Backend().Accept(ln.tag)
+		ln.accepted(p.FD(), p.From())
+		l.Accept(ln.tag)
 	case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
 		ln.lp.stats.acceptErrors.Add(1)
 		ln.backoff = min(max(2*ln.backoff, minBackoff), maxBackoff)
 		l.Schedule(&ln.retry, l.Now().Add(ln.backoff))
-	case unix.ECANCELED:
 	default:
 		ln.lp.stats.acceptErrors.Add(1)
-		l.Backend().Accept(ln.tag)
+		l.Accept(ln.tag)
 	}
 }
 
 func (ln *listener) resume(time.Time) {
 	if !ln.closed {
-		ln.lp.l.Backend().Accept(ln.tag)
+		ln.lp.l.Accept(ln.tag)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/galeio/gale/internal/loop"
-	"github.com/galeio/gale/internal/poller"
 )
 
 // Balance chooses the loop of each accepted connection when one acceptor
@@ -61,8 +60,8 @@ type Options struct {
 	// Backend selects epoll or io_uring; default Auto. See Backend.
 	Backend Backend
 
-	clock loop.Clock                                    // tests: manual clock
-	open  func(poller.Provider) (poller.Backend, error) // tests: fault injection
+	clock loop.Clock  // tests: manual clock
+	open  loop.Opener // tests: fault injection
 }
 
 func (o *Options) setDefaults() {

@@ -55,8 +55,8 @@ var policy = map[string][]string{
 	"internal/loop": {"internal/poller", "internal/sock"},
 
 	// The two public APIs on the loops.
-	"aio":    {"internal/loop", "internal/poller", "internal/sock"},
-	"engine": {"internal/loop", "internal/poller", "internal/sock"},
+	"aio":    {"internal/loop", "internal/sock"},
+	"engine": {"internal/loop", "internal/sock"},
 
 	// Later: net.Conn and net.Listener drop-ins, then protocols.
 	"netconn":   {"engine", "aio"},

@@ -38,3 +38,6 @@ func (c *ManualClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
 }
+
+// Wall is the system clock, the default of Config.Clock.
+var Wall Clock = wallClock{}

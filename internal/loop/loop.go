@@ -25,9 +25,14 @@ type Config struct {
 	// iteration's results in one batch. It reports whether it handed work
 	// to another goroutine.
 	Flush func() bool
-	// Open creates the backend; nil means poller.Open. Tests inject faults
+	// Backend chooses the kernel interface; GALE_BACKEND overrides it.
+	Backend Backend
+	// ZeroCopy, where the backend has zero-copy sends (io_uring), makes
+	// stream sends of at least this many bytes zero-copy; 0 means none.
+	ZeroCopy int
+	// Open, if set, creates the backend instead; tests inject faults
 	// through it.
-	Open func(poller.Provider) (poller.Backend, error)
+	Open Opener
 }
 
 // Loop is one event loop. See the package documentation for which methods
@@ -54,11 +59,7 @@ type Loop struct {
 
 // New creates a loop and its backend. Start runs it.
 func New(cfg Config) (*Loop, error) {
-	open := cfg.Open
-	if open == nil {
-		open = poller.Open
-	}
-	be, err := open(cfg.Provider)
+	be, err := open(&cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -130,10 +131,6 @@ func (l *Loop) Kind() poller.Kind { return l.be.Kind() }
 // goroutine only.
 func (l *Loop) Now() time.Time { return l.now }
 
-// Backend returns the loop's backend, for submitting operations. Loop
-// goroutine only.
-func (l *Loop) Backend() poller.Backend { return l.be }
-
 // Attach adds fd to the backend under a new tag whose completions go to o.
 // Loop goroutine only.
 func (l *Loop) Attach(fd int, stream bool, o Owner) (poller.Tag, error) {
@@ -164,7 +161,7 @@ func (l *Loop) Timers() int { return len(l.timers) }
 
 func (l *Loop) complete(c *poller.Completion) {
 	if o := l.slots.lookup(c.Tag); o != nil {
-		o.Complete(l, c)
+		o.Complete(l, Completion{c})
 		return
 	}
 	// Stale: the owner released its tag after the operation completed.

@@ -2,11 +2,6 @@ package loop
 
 import "github.com/galeio/gale/internal/poller"
 
-// Owner receives the completions of the operations submitted under its tag.
-type Owner interface {
-	Complete(l *Loop, c *poller.Completion)
-}
-
 // slot is one entry of the loop's table. gen changes every time the slot is
 // released, so a completion or event carrying an older tag is recognised as
 // stale. Generations start at 1: no valid tag is ever 0.

@@ -10,7 +10,7 @@ import (
 
 type nopOwner struct{ id int }
 
-func (*nopOwner) Complete(*Loop, *poller.Completion) {}
+func (*nopOwner) Complete(*Loop, Completion) {}
 
 func TestSlotReuseNewGeneration(t *testing.T) {
 	var st slotTable
