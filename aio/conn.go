@@ -16,9 +16,13 @@ import (
 // The fields above the line are set at registration and never change. The
 // rest belong to the loop goroutine of lp.
 type conn struct {
-	w       *watcher
-	lp      *loopState
-	fd      int
+	w  *watcher
+	lp *loopState
+	// fd is the watcher's duplicate. The loop closes it or hands it to
+	// Detach; a Free or Close that loses a race with the loop's exit
+	// closes it from another goroutine (watcher.orphan, sweep). Close acts
+	// once, whoever calls it first.
+	fd      sock.FD
 	key     uintptr            // address of the caller's conn object
 	ref     weak.Pointer[byte] // the caller's conn object, without keeping it alive
 	cleanup runtime.Cleanup
@@ -83,10 +87,10 @@ func (c *conn) releasedRequest(r *request) {
 }
 
 func (c *conn) attach(l *loop.Loop, r *request) bool {
-	tag, err := l.Attach(c.fd, c.stream, c)
+	tag, err := l.Attach(c.fd.Sysfd(), c.stream, c)
 	if err != nil {
 		c.released = true
-		sock.Close(c.fd)
+		c.fd.Close()
 		c.w.unregister(c)
 		if r.kind == kFree || r.kind == kGC {
 			c.w.pool.put(r)
@@ -310,7 +314,7 @@ func (c *conn) drain(l *loop.Loop, p loop.Completion) {
 // finalize removes a released connection from its loop once no operation
 // is in flight.
 func (c *conn) finalize(l *loop.Loop) {
-	if c.recvBusy || c.sendBusy || c.fd < 0 {
+	if c.recvBusy || c.sendBusy || c.fd.Closed() {
 		return
 	}
 	if c.attached {
@@ -318,25 +322,23 @@ func (c *conn) finalize(l *loop.Loop) {
 		c.lp.removeConn(c)
 	}
 	if c.handOff != nil {
-		c.handOff <- c.fd
+		c.fd.HandOff(c.handOff)
 		c.handOff = nil
 	} else {
-		sock.Close(c.fd)
+		c.fd.Close()
 	}
-	c.fd = -1
 }
 
 // abort releases the connection at once, dropping operations in flight:
 // the loop is exiting and will deliver nothing more.
 func (c *conn) abort(l *loop.Loop) {
 	c.release(l, ErrWatcherClosed)
-	if c.fd < 0 {
+	if c.fd.Closed() {
 		return
 	}
 	c.recvBusy, c.sendBusy = false, false
 	if c.handOff != nil {
-		sock.Close(c.fd)
-		c.fd = -1
+		c.fd.Close()
 		c.handOff <- -1
 		c.handOff = nil
 	}

@@ -80,16 +80,17 @@ func (w *watcher) register(nc net.Conn) (*conn, error) {
 }
 
 func (w *watcher) newConn(nc net.Conn, fd int) *conn {
-	return &conn{
+	c := &conn{
 		w:       w,
 		lp:      w.pickLoop(),
-		fd:      fd,
 		key:     uintptr(connPtr(nc)),
 		stream:  sock.IsStream(fd),
 		network: addrNetwork(nc.LocalAddr()),
 		laddr:   nc.LocalAddr(),
 		raddr:   nc.RemoteAddr(),
 	}
+	c.fd.Init(fd)
+	return c
 }
 
 func addrNetwork(a net.Addr) string {
@@ -176,7 +177,7 @@ func (w *watcher) sweep() {
 		if !c.released {
 			c.released = true
 			c.cleanup.Stop()
-			sock.Close(c.fd)
+			c.fd.Close()
 		}
 		delete(g.m, k)
 	}

@@ -3,8 +3,6 @@ package aio
 import (
 	"net"
 	"time"
-
-	"github.com/galeio/gale/internal/sock"
 )
 
 // Read submits a read on conn. It completes with the bytes of the first
@@ -96,7 +94,7 @@ func (w *watcher) orphan(c *conn) {
 	if !c.released {
 		c.released = true
 		c.cleanup.Stop()
-		sock.Close(c.fd)
+		c.fd.Close()
 	}
 }
 
