@@ -4,11 +4,12 @@ package engine_test
 
 import (
 	"bytes"
-	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/backendtest"
 )
 
 // TestEngineEchoAllocs checks that a steady-state echo round allocates

@@ -3,12 +3,13 @@ package engine_test
 import (
 	"bytes"
 	"errors"
-	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/backendtest"
 
 	"github.com/galeio/gale/engine"
 )

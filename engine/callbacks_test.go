@@ -3,7 +3,6 @@ package engine_test
 import (
 	"bytes"
 	"errors"
-	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/backendtest"
 
 	"github.com/galeio/gale/engine"
 )

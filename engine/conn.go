@@ -4,8 +4,10 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,13 +17,21 @@ import (
 // run on its loop, one at a time; Execute runs a function there too, in
 // order with the connection's other tasks.
 type Conn struct {
-	lp      *eloop
-	fd      int
+	lp *eloop
+	// fd is the socket. The loop owns it and closes it (or hands it to
+	// Detach) in finish; Write, WriteTo and LocalAddr use it from other
+	// goroutines between Acquire and Release, so the close waits for them
+	// and none reaches a number that another file took since.
+	fd      sock.FD
 	udp     *udpState // non-nil for a UDP socket
 	network string
-	laddr   net.Addr // nil for an accepted conn on a wildcard address: see LocalAddr
-	raddr   net.Addr // nil for an accepted TCP conn: see peer
-	peer    netip.AddrPort
+	// laddr points at the local address, shared with the listener that
+	// accepted c. It is nil for a conn accepted on a wildcard address until
+	// the socket is asked: on the first LocalAddr, or before the
+	// descriptor closes.
+	laddr atomic.Pointer[net.Addr]
+	raddr net.Addr // nil for an accepted TCP conn: see peer
+	peer  netip.AddrPort
 
 	// Loop-owned state.
 	tag      loop.Tag
@@ -54,8 +64,10 @@ type Conn struct {
 // and the output queue are made the first time they are used, and an
 // accepted connection's addresses are kept in compact form (see
 // listener.accepted), so an idle connection costs little memory.
-func newConn(e *Engine, lp *eloop, fd int, stream bool, network string, laddr, raddr net.Addr) *Conn {
-	c := &Conn{lp: lp, fd: fd, stream: stream, network: network, laddr: laddr, raddr: raddr}
+func newConn(e *Engine, lp *eloop, fd int, stream bool, network string, laddr *net.Addr, raddr net.Addr) *Conn {
+	c := &Conn{lp: lp, stream: stream, network: network, raddr: raddr}
+	c.laddr.Store(laddr)
+	c.fd.Init(fd)
 	lp.assigned.Add(1)
 	if e.opts.IdleTimeout > 0 {
 		c.timers = newConnTimers(c) // touch reads it from any goroutine: set it now
@@ -63,15 +75,38 @@ func newConn(e *Engine, lp *eloop, fd int, stream bool, network string, laddr, r
 	return c
 }
 
-// LocalAddr returns the local address.
+// LocalAddr returns the local address. It stays valid after the
+// connection closed.
 func (c *Conn) LocalAddr() net.Addr {
-	if c.laddr != nil {
-		return c.laddr
+	if a := c.laddr.Load(); a != nil {
+		return *a
 	}
-	if sa, err := unix.Getsockname(c.fd); err == nil {
-		return sockaddrAddr(c.network, sa)
+	fd, ok := c.fd.Acquire()
+	if !ok {
+		// Closed: finish asked the socket before closing it.
+		if a := c.laddr.Load(); a != nil {
+			return *a
+		}
+		return nil
 	}
-	return nil
+	defer c.fd.Release()
+	return c.askLocal(fd)
+}
+
+// askLocal asks the socket fd for c's local address and keeps it. A
+// connection has a local address of its own only on a wildcard TCP
+// listener (see listener.accepted).
+func (c *Conn) askLocal(fd int) net.Addr {
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return nil
+	}
+	a := sockaddrAddr(c.network, sa)
+	if a == nil {
+		return nil
+	}
+	c.laddr.CompareAndSwap(nil, &a)
+	return *c.laddr.Load()
 }
 
 // RemoteAddr returns the peer's address (nil for a UDP socket: see

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"github.com/galeio/gale/internal/loop"
-	"github.com/galeio/gale/internal/sock"
 )
 
 // closeGracefully closes c once its queued output is written. It runs on
@@ -78,12 +77,15 @@ func (c *Conn) finish() {
 		c.lp.removeConn(c)
 	}
 	c.inbuf = nil
+	if c.laddr.Load() == nil {
+		c.askLocal(c.fd.Sysfd()) // LocalAddr must answer after the close
+	}
 	if c.detached != nil {
-		c.detached <- c.fd
+		c.fd.HandOff(c.detached)
 		c.detached = nil
 		c.closeErr = ErrDetached
 	} else {
-		sock.Close(c.fd)
+		c.fd.Close()
 	}
 	c.lp.e.handler.OnClose(c, c.closeErr)
 }

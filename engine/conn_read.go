@@ -15,13 +15,13 @@ const maxKeptInput = 4 << 10
 // attach puts c on its loop: registers the descriptor, runs OnOpen and
 // starts reading. It runs on c's loop.
 func (c *Conn) attach(l *loop.Loop) {
-	tag, err := l.Attach(c.fd, c.stream, (*connOwner)(c))
+	tag, err := l.Attach(c.fd.Sysfd(), c.stream, (*connOwner)(c))
 	if err != nil {
 		c.mu.Lock()
 		c.dead = true // no Write may touch the descriptor now
 		c.mu.Unlock()
 		c.lp.unassign()
-		sock.Close(c.fd)
+		c.fd.Close()
 		c.closed = true
 		c.lp.e.handler.OnClose(c, c.opError("attach", err))
 		return
@@ -29,7 +29,7 @@ func (c *Conn) attach(l *loop.Loop) {
 	c.tag, c.attached = tag, true
 	c.lp.addConn(c)
 	if d := c.lp.e.opts.TCPKeepAlive; d != 0 && c.stream && c.udp == nil && isTCP(c.network) {
-		sock.SetKeepAlive(c.fd, d) // best effort, as in package net
+		sock.SetKeepAlive(c.fd.Sysfd(), d) // best effort, as in package net
 	}
 	c.touch()
 	if d := c.lp.e.opts.IdleTimeout; d > 0 && c.udp == nil {

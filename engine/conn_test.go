@@ -5,12 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/backendtest"
 
 	"github.com/galeio/gale/engine"
 )
@@ -417,5 +418,58 @@ func testWildcardAddrs(t *testing.T) {
 				t.Errorf("RemoteAddr() = %s, want %s", got, want)
 			}
 		})
+	}
+}
+
+// TestAddrsAfterClose checks LocalAddr in OnClose and after, on a
+// wildcard listener, where the local address is asked of the socket: it
+// must be the connection's own even though its descriptor is closed and
+// new listeners may have taken the number. Before the descriptor had a
+// lifetime rule, getsockname ran on the closed number and returned an
+// unrelated listener's address (or nothing).
+func TestAddrsAfterClose(t *testing.T) { backendtest.Run(t, testAddrsAfterClose) }
+
+func testAddrsAfterClose(t *testing.T) {
+	h := etNewHandler()
+	inClose := make(chan string, 1)
+	var others []net.Listener
+	t.Cleanup(func() {
+		for _, ln := range others {
+			ln.Close()
+		}
+	})
+	h.close = func(c *engine.Conn, err error) {
+		for range 8 { // take the freed numbers, as a busy server would
+			if ln, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
+				others = append(others, ln)
+			}
+		}
+		a := c.LocalAddr()
+		if a == nil {
+			inClose <- "<nil>"
+			return
+		}
+		inClose <- a.String()
+	}
+	e := etStart(t, h, engine.Options{})
+	a, err := e.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Skipf("Listen(tcp, 0.0.0.0:0) = %v", err)
+	}
+	peer := etDial(t, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: a.(*net.TCPAddr).Port})
+	c := etOpened(t, h)
+	want := peer.RemoteAddr().String()
+	peer.Close()
+	etClosed(t, h)
+	if got := etRecv(t, inClose, "LocalAddr in OnClose"); got != want {
+		t.Errorf("LocalAddr() in OnClose = %s, want %s", got, want)
+	}
+	if got := c.LocalAddr(); got == nil || got.String() != want {
+		t.Errorf("LocalAddr() after OnClose = %v, want %s", got, want)
+	}
+	_, err = c.Write([]byte("x"))
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Source == nil || oe.Source.String() != want {
+		t.Errorf("Write after close = %v, want a *net.OpError whose Source is %s", err, want)
 	}
 }

@@ -129,8 +129,13 @@ const directVec = 64
 
 // writeNow writes bufs with one write or writev. c.mu is held.
 func (c *Conn) writeNow(bufs [][]byte) (int, syscall.Errno) {
+	fd, ok := c.fd.Acquire()
+	if !ok {
+		return 0, unix.EBADF // not reached: c is dead before its fd closes
+	}
+	defer c.fd.Release()
 	if len(bufs) == 1 {
-		return sock.Write(c.fd, bufs[0])
+		return sock.Write(fd, bufs[0])
 	}
 	var iov [directVec]unix.Iovec // on the stack: nothing keeps it
 	n := 0
@@ -145,7 +150,7 @@ func (c *Conn) writeNow(bufs [][]byte) (int, syscall.Errno) {
 		iov[n].SetLen(len(b))
 		n++
 	}
-	return sock.Writev(c.fd, iov[:n])
+	return sock.Writev(fd, iov[:n])
 }
 
 // OutboundBuffered returns the number of bytes queued and not yet written.
@@ -317,7 +322,7 @@ func (c *Conn) water() {
 
 // shutdownWrite shuts down the sending side (shutdown(2), SHUT_WR).
 func (c *Conn) shutdownWrite() {
-	if err := unix.Shutdown(c.fd, unix.SHUT_WR); err != nil && err != unix.ENOTCONN {
+	if err := unix.Shutdown(c.fd.Sysfd(), unix.SHUT_WR); err != nil && err != unix.ENOTCONN {
 		c.fail(c.opError("shutdown", err))
 	}
 }

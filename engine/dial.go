@@ -50,10 +50,10 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
 	laddr, raddr := nc.LocalAddr(), nc.RemoteAddr()
 	nc.Close()
 	lp := e.pick(func() net.Addr { return raddr })
-	c := newConn(e, lp, fd, sock.IsStream(fd), laddr.Network(), laddr, raddr)
+	c := newConn(e, lp, fd, sock.IsStream(fd), laddr.Network(), &laddr, raddr)
 	if lp.l.Post(loop.Func(c.attach)) != nil {
 		lp.unassign()
-		sock.Close(fd)
+		c.fd.Close()
 		return nil, ErrEngineStopped
 	}
 	return c, nil

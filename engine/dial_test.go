@@ -3,12 +3,13 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/backendtest"
 
 	"github.com/galeio/gale/engine"
 )

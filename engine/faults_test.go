@@ -2,13 +2,14 @@ package engine_test
 
 import (
 	"errors"
-	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/backendtest"
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/poller"

@@ -10,12 +10,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/galeio/gale/internal/leaktest"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/leaktest"
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/backendtest"

@@ -5,11 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/galeio/gale/internal/backendtest"
 
 	"github.com/galeio/gale/engine"
 )

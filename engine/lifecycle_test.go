@@ -3,10 +3,11 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/backendtest"
 
 	"github.com/galeio/gale/engine"
 )

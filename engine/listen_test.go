@@ -3,12 +3,13 @@ package engine_test
 import (
 	"errors"
 	"fmt"
-	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"os"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/backendtest"
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/poller"

@@ -177,8 +177,8 @@ func (ln *listener) accepted(fd int, from unix.Sockaddr) {
 	if !ok {
 		raddr = sockaddrAddr(ln.network, from)
 	}
-	laddr := ln.addr
-	if isWildcard(laddr) {
+	laddr := &ln.addr
+	if isWildcard(ln.addr) {
 		laddr = nil
 	}
 	target := ln.lp
@@ -198,7 +198,7 @@ func (ln *listener) accepted(fd int, from unix.Sockaddr) {
 	}
 	if target.l.Post(loop.Func(c.attach)) != nil {
 		target.unassign()
-		sock.Close(fd)
+		c.fd.Close()
 	}
 }
 

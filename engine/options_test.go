@@ -2,12 +2,13 @@ package engine_test
 
 import (
 	"bytes"
-	"github.com/galeio/gale/internal/backendtest"
 	"os"
 	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/backendtest"
 
 	"github.com/galeio/gale/engine"
 )

@@ -1,10 +1,11 @@
 package engine_test
 
 import (
-	"github.com/galeio/gale/internal/backendtest"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/backendtest"
 
 	"github.com/galeio/gale/engine"
 )

@@ -8,13 +8,14 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"github.com/galeio/gale/internal/backendtest"
 	"io"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/backendtest"
 
 	"github.com/galeio/gale/engine"
 )

@@ -7,12 +7,13 @@ package engine_test
 
 import (
 	"fmt"
-	"github.com/galeio/gale/internal/leaktest"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/leaktest"
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/backendtest"

@@ -61,11 +61,11 @@ func (e *Engine) listenUDP(network, addr string) (net.Addr, error) {
 			first, addr = a, a.String()
 		}
 		lp := e.loops[i]
-		c := newConn(e, lp, fd, false, network, a, nil)
+		c := newConn(e, lp, fd, false, network, &a, nil)
 		c.udp = &udpState{buf: make([]byte, 64<<10)}
 		if lp.l.Post(loop.Func(c.attach)) != nil {
 			lp.unassign()
-			sock.Close(fd)
+			c.fd.Close()
 			return nil, ErrEngineStopped
 		}
 	}
@@ -95,10 +95,16 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.dead {
+	fd, ok := c.fd.Acquire()
+	if c.dead || !ok {
+		if ok {
+			c.fd.Release()
+		}
 		return 0, c.opError("write", net.ErrClosed)
 	}
-	if err := unix.Sendto(c.fd, p, 0, sa); err != nil {
+	err := unix.Sendto(fd, p, 0, sa)
+	c.fd.Release()
+	if err != nil {
 		return 0, c.opError("write", err)
 	}
 	c.lp.stats.bytesOut.Add(uint64(len(p)))

@@ -2,10 +2,11 @@ package engine_test
 
 import (
 	"errors"
-	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/backendtest"
 
 	"github.com/galeio/gale/engine"
 )
