@@ -13,10 +13,11 @@ import (
 const maxVec = 1024
 
 // Write queues p for c and returns len(p), or an error: net.ErrClosed
-// (wrapped) once c is closing, ErrWriteBufferFull when the queue would
-// pass Options.MaxWriteBuffer (c then closes with that error). p is copied
-// when it cannot be written at once, so the caller may reuse it as soon as
-// Write returns.
+// (wrapped) once c is closing, ErrWriteBufferFull when the bytes already
+// queued have reached Options.MaxWriteBuffer (c then closes with that
+// error, and every later Write fails with net.ErrClosed). A Write that
+// fails writes nothing. p is copied when it cannot be written at once, so
+// the caller may reuse it as soon as Write returns.
 //
 // When nothing is queued, Write writes to the socket directly, from the
 // calling goroutine, so an echo or a reply from OnData costs one system
@@ -54,6 +55,13 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 	if total == 0 {
 		return 0, nil
 	}
+	if c.outN > 0 && c.outN >= c.lp.e.opts.MaxWriteBuffer {
+		// The backlog is full: c ends, and with it every later Write (its
+		// bytes would follow a hole).
+		c.dead = true
+		c.post(loop.Func(func(*loop.Loop) { c.fail(ErrWriteBufferFull) }))
+		return 0, ErrWriteBufferFull
+	}
 	skip := 0
 	batch := c.batching && total <= batchMax
 	if c.outN == 0 && !c.sending && !batch {
@@ -69,10 +77,6 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 			return total, nil
 		}
 		skip = w
-	}
-	if c.outN+total-skip > c.lp.e.opts.MaxWriteBuffer {
-		c.post(loop.Func(func(*loop.Loop) { c.fail(ErrWriteBufferFull) }))
-		return skip, ErrWriteBufferFull
 	}
 	if err := c.postFlush(); err != nil {
 		return skip, err

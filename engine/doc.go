@@ -46,9 +46,11 @@
 //
 // Output is queued per connection. Above Options.WriteHighWater queued
 // bytes, the loop stops reading from that connection, which lets TCP flow
-// control slow the peer down; at Options.WriteLowWater it reads again. A
-// Write that would queue more than Options.MaxWriteBuffer fails with
-// ErrWriteBufferFull and closes the connection. Options.OutputBudget
+// control slow the peer down; at Options.WriteLowWater it reads again.
+// Options.MaxWriteBuffer caps the backlog: a Write that finds that many
+// bytes still queued fails with ErrWriteBufferFull, writes nothing, and
+// closes the connection; every later Write fails with net.ErrClosed. One
+// Write is never refused for its own size. Options.OutputBudget
 // bounds the output queued across the engine. Stats reports all of it.
 //
 // # Deadlines and timeouts

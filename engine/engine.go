@@ -45,7 +45,9 @@ func New(h Handler, o Options) (*Engine, error) {
 	if h == nil {
 		return nil, errors.New("engine: nil handler")
 	}
-	o.setDefaults()
+	if err := o.setDefaults(); err != nil {
+		return nil, err
+	}
 	e := &Engine{handler: h, opts: o, clock: o.clock, done: make(chan struct{})}
 	if e.clock == nil {
 		e.clock = loop.Wall

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"runtime"
 	"time"
 
@@ -35,14 +36,19 @@ type Options struct {
 	// connections. Default 64 KiB.
 	ReadBufferSize int
 	// WriteHighWater: once a connection has more bytes queued for output,
-	// its loop stops reading from it. Default 1 MiB.
+	// its loop stops reading from it. Default 1 MiB, or MaxWriteBuffer / 2
+	// when that is smaller.
 	WriteHighWater int
 	// WriteLowWater: reading resumes once the queue is at most this long.
 	// Default WriteHighWater / 4.
 	WriteLowWater int
-	// MaxWriteBuffer is the most output a connection may queue; a Write
-	// beyond it fails with ErrWriteBufferFull and the connection closes.
-	// Default 16 MiB.
+	// MaxWriteBuffer caps a connection's backlog: a Write made while at
+	// least this many bytes are queued and unsent fails with
+	// ErrWriteBufferFull, and the connection closes. It caps the backlog,
+	// not a Write: one Write is never refused for its own size (a 20 MiB
+	// reply to a reader that keeps up goes out whole), so the queue can
+	// pass MaxWriteBuffer by at most the last Write. Default 16 MiB, or
+	// WriteHighWater when that is larger.
 	MaxWriteBuffer int
 	// OutputBudget caps the output queued across the whole engine: above
 	// it, every connection with queued output stops reading until the
@@ -64,7 +70,16 @@ type Options struct {
 	open  loop.Opener // tests: fault injection
 }
 
-func (o *Options) setDefaults() {
+// setDefaults fills in the defaults, and reports options that contradict
+// each other.
+func (o *Options) setDefaults() error {
+	if o.MaxWriteBuffer > 0 && o.WriteHighWater > o.MaxWriteBuffer {
+		return fmt.Errorf("engine: WriteHighWater %d exceeds MaxWriteBuffer %d: reading would never pause before writes fail",
+			o.WriteHighWater, o.MaxWriteBuffer)
+	}
+	if o.WriteHighWater > 0 && o.WriteLowWater > o.WriteHighWater {
+		return fmt.Errorf("engine: WriteLowWater %d exceeds WriteHighWater %d", o.WriteLowWater, o.WriteHighWater)
+	}
 	if o.Loops <= 0 {
 		o.Loops = runtime.GOMAXPROCS(0)
 	}
@@ -73,12 +88,15 @@ func (o *Options) setDefaults() {
 	}
 	if o.WriteHighWater <= 0 {
 		o.WriteHighWater = 1 << 20
+		if o.MaxWriteBuffer > 0 {
+			o.WriteHighWater = min(o.WriteHighWater, max(o.MaxWriteBuffer/2, 1))
+		}
 	}
 	if o.WriteLowWater <= 0 || o.WriteLowWater > o.WriteHighWater {
 		o.WriteLowWater = o.WriteHighWater / 4
 	}
 	if o.MaxWriteBuffer <= 0 {
-		o.MaxWriteBuffer = 16 << 20
+		o.MaxWriteBuffer = max(16<<20, o.WriteHighWater)
 	}
-	o.MaxWriteBuffer = max(o.MaxWriteBuffer, o.WriteHighWater)
+	return nil
 }
