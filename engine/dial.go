@@ -69,12 +69,17 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
 // backend took from the socket meanwhile (io_uring receives ahead) reach
 // OnData rather than vanishing.
 //
-// From a callback on c's loop, Detach cannot wait for the loop: it
-// succeeds only when no output is queued and no receive is pending (in
-// OnOpen and OnData), and otherwise returns ErrDetachBusy and changes
-// nothing (call it from another goroutine).
+// A callback cannot wait for a loop: its own loop would stall, and two
+// loops detaching each other's connections would wait for each other for
+// ever. From a callback on c's loop, Detach succeeds only when no output
+// is queued and no receive is pending (in OnOpen and OnData); from a
+// callback on another loop it never does. Otherwise it returns
+// ErrDetachBusy and changes nothing: call it from another goroutine.
 func (c *Conn) Detach() (net.Conn, error) {
 	fds := make(chan int, 1)
+	if !c.lp.l.OnLoop() && c.lp.e.onLoop() {
+		return nil, ErrDetachBusy // c's loop would have to run while this one waits
+	}
 	if c.lp.l.OnLoop() {
 		c.mu.Lock()
 		busy := c.outN > 0 || c.sending || c.reading

@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"errors"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -79,4 +81,64 @@ func testDetachFromCallback(t *testing.T) {
 		}
 	})
 	etNoDeadlock(t, e, returned, "Conn.Detach")
+}
+
+// TestDetachAcrossLoops has two connections on different loops detach
+// each other from callbacks at the same moment. Detach cannot wait for
+// another loop from a loop (the two would wait for each other for ever, as
+// they did): each call must return at once with ErrDetachBusy, leaving
+// both connections as they were.
+func TestDetachAcrossLoops(t *testing.T) { backendtest.Run(t, testDetachAcrossLoops) }
+
+func testDetachAcrossLoops(t *testing.T) {
+	h := etEchoHandler()
+	e := etNew(t, h, engine.Options{Loops: 2})
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a := etListen(t, e, "tcp")
+	// Two connections served by different loops (told apart by their
+	// loop goroutines).
+	var conns [2]*engine.Conn
+	var peers [2]net.Conn
+	gids := map[int]bool{}
+	for i := 0; len(gids) < 2 && i < 8; i++ {
+		p := etDial(t, a)
+		c := etOpened(t, h)
+		var gid int
+		etDo(t, c, func(*engine.Conn) { gid = etGoID() })
+		if !gids[gid] {
+			conns[len(gids)], peers[len(gids)] = c, p
+			gids[gid] = true
+		}
+	}
+	if len(gids) < 2 {
+		t.Fatal("could not get connections on two loops")
+	}
+	entered := make(chan struct{}, 2)
+	errs := make(chan error, 2)
+	for i, c := range conns {
+		other := conns[1-i]
+		c.Execute(func(*engine.Conn) {
+			entered <- struct{}{}
+			for len(entered) < 2 && cap(entered) == 2 { // both callbacks run
+				time.Sleep(time.Millisecond)
+			}
+			_, err := other.Detach()
+			errs <- err
+		})
+	}
+	for range 2 {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, engine.ErrDetachBusy) {
+				t.Errorf("Detach of a conn on another loop, from a callback = %v, want ErrDetachBusy", err)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatal("Detach across loops did not return within 3s: deadlock (the engine is left stuck)")
+		}
+	}
+	for _, p := range peers {
+		etEchoes(t, p, "still served after the refused Detach")
+	}
 }

@@ -15,9 +15,11 @@ import (
 var (
 	// ErrDetached is OnClose's error for a connection taken back by Detach.
 	ErrDetached = errors.New("engine: connection detached")
-	// ErrDetachBusy is returned by Detach called from a callback while
-	// output is still queued; the connection is left as it was.
-	ErrDetachBusy = errors.New("engine: Detach from a callback with output queued")
+	// ErrDetachBusy is returned by Detach called from a callback when it
+	// would have to wait for a loop: output or a receive is pending on the
+	// connection, or the connection is served by another loop. The
+	// connection is left as it was.
+	ErrDetachBusy = errors.New("engine: Detach from a callback would have to wait for a loop")
 
 	errUDPWrite        = errors.New("use WriteTo on a UDP socket")
 	errUnsupportedConn = fmt.Errorf("engine: connection without a descriptor: %w", errors.ErrUnsupported)
