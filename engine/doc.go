@@ -85,7 +85,9 @@
 //
 // Shutdown stops accepting, lets queued output drain and closes the
 // connections, waiting until its context ends; Stop closes everything at
-// once. Neither leaves a goroutine or descriptor behind.
+// once. A callback's Shutdown action starts the same graceful shutdown,
+// bounded by Options.ShutdownTimeout (10 s by default). Neither leaves a
+// goroutine or descriptor behind.
 //
 // # Platforms
 //

@@ -106,9 +106,16 @@ func (e *Engine) stopLoops() {
 }
 
 // shutdownAsync starts a graceful shutdown from a callback, which must not
-// wait for the loops.
+// wait for the loops, bounded by Options.ShutdownTimeout.
 func (e *Engine) shutdownAsync() {
-	go e.Shutdown(context.Background())
+	go func() {
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if d := e.opts.ShutdownTimeout; d > 0 {
+			ctx, cancel = context.WithTimeout(ctx, d)
+		}
+		defer cancel()
+		e.Shutdown(ctx)
+	}()
 }
 
 // onLoop reports whether the caller runs on one of the engine's loops.

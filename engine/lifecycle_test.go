@@ -248,3 +248,54 @@ func testAdoptDuringShutdown(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownActionBounded checks that a graceful shutdown asked for by a
+// callback's Shutdown action (from OnData and OnTick; OnBoot's takes the
+// same path) is bounded by Options.ShutdownTimeout: a peer that never
+// reads cannot keep the engine alive for ever. It used to wait with
+// context.Background().
+func TestShutdownActionBounded(t *testing.T) { backendtest.Run(t, testShutdownActionBounded) }
+
+func testShutdownActionBounded(t *testing.T) {
+	for _, from := range []string{"OnData", "OnTick"} {
+		t.Run(from, func(t *testing.T) {
+			h := etNewHandler()
+			ask := make(chan struct{})
+			asked := func() bool {
+				select {
+				case <-ask:
+					return true
+				default:
+					return false
+				}
+			}
+			h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+				in.Discard(in.Len())
+				if from == "OnData" && asked() {
+					return engine.Shutdown
+				}
+				return engine.None
+			}
+			h.tick = func() (time.Duration, engine.Action) {
+				if from == "OnTick" && asked() {
+					return 0, engine.Shutdown
+				}
+				return time.Millisecond, engine.None
+			}
+			o := engine.Options{Loops: 1, ShutdownTimeout: 200 * time.Millisecond}
+			e, c, peer := etServe(t, h, o, "tcp")
+			etSmallReadBuffer(peer)
+			etFill(t, c, 1<<20) // never read: a graceful close never ends
+			close(ask)
+			peer.Write([]byte("now"))
+			select {
+			case <-e.Done():
+			case <-time.After(etWait):
+				t.Fatalf("the engine still runs %v after a Shutdown action with ShutdownTimeout %v", etWait, o.ShutdownTimeout)
+			}
+			if ev := etClosed(t, h); !errors.Is(ev.err, engine.ErrEngineStopped) {
+				t.Errorf("OnClose of the stuck conn: %v, want ErrEngineStopped", ev.err)
+			}
+		})
+	}
+}

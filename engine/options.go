@@ -57,6 +57,13 @@ type Options struct {
 	// IdleTimeout closes a connection that has neither read nor written
 	// for this long, reporting os.ErrDeadlineExceeded. 0 means none.
 	IdleTimeout time.Duration
+	// ShutdownTimeout bounds the graceful shutdown that a callback asks
+	// for with the Shutdown action (from OnBoot, OnTick, OnData...):
+	// connections still open after it are closed at once, so a peer that
+	// stops reading cannot keep the engine alive. Engine.Shutdown takes
+	// its bound from its context instead. Default 10 s; negative means no
+	// bound.
+	ShutdownTimeout time.Duration
 	// CloseOnDeadline closes a connection when a deadline passes (after
 	// OnDeadline). By default the handler decides.
 	CloseOnDeadline bool
@@ -97,6 +104,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.MaxWriteBuffer <= 0 {
 		o.MaxWriteBuffer = max(16<<20, o.WriteHighWater)
+	}
+	if o.ShutdownTimeout == 0 {
+		o.ShutdownTimeout = 10 * time.Second
 	}
 	return nil
 }
