@@ -279,3 +279,71 @@ func testActionShutdown(t *testing.T) {
 		}
 	})
 }
+
+// TestServeFromStart checks that connections are served from Start on:
+// one that arrives on a listener opened before Start, and one adopted
+// before Start, get OnOpen only after OnBoot has returned. They used to
+// be served from New on, before OnBoot had set up what they need.
+func TestServeFromStart(t *testing.T) { backendtest.Run(t, testServeFromStart) }
+
+func testServeFromStart(t *testing.T) {
+	h := etEchoHandler()
+	var rec etRecorder
+	h.boot = func(*engine.Engine) engine.Action {
+		rec.add("boot")
+		return engine.None
+	}
+	h.open = func(*engine.Conn) ([]byte, engine.Action) {
+		rec.add("open")
+		return nil, engine.None
+	}
+	e := etNew(t, h, engine.Options{Loops: 2})
+	a := etListen(t, e, "tcp")
+	peer := etDial(t, a)
+	other, err := net.Dial("tcp", a.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Adopt(other); err != nil {
+		t.Fatal(err)
+	}
+	e.Poke()
+	e.Poke()
+	if got := rec.list(); len(got) != 0 {
+		t.Fatalf("callbacks before Start: %q", got)
+	}
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // the accepted conn, the adopted one, and its peer's
+		etOpened(t, h)
+	}
+	if got := rec.list(); len(got) != 4 || got[0] != "boot" {
+		t.Fatalf("events = %q, want boot then three opens", got)
+	}
+	etEchoes(t, peer, "served after Start")
+}
+
+// TestStopBeforeStart checks that an engine stopped before Start closes
+// the connections it was given and leaves nothing behind (TestMain checks
+// the descriptors).
+func TestStopBeforeStart(t *testing.T) { backendtest.Run(t, testStopBeforeStart) }
+
+func testStopBeforeStart(t *testing.T) {
+	h := etEchoHandler()
+	e := etNew(t, h, engine.Options{Loops: 2})
+	a := etListen(t, e, "tcp")
+	nc, err := net.Dial("tcp", a.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.Adopt(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	etStop(t, e)
+	if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Write on a conn of an engine stopped before Start = %v, want net.ErrClosed", err)
+	}
+	etNoEvent(t, h.opened, "OnOpen")
+}

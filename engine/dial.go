@@ -51,10 +51,8 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
 	nc.Close()
 	lp := e.pick(func() net.Addr { return raddr })
 	c := newConn(e, lp, fd, sock.IsStream(fd), laddr.Network(), &laddr, raddr)
-	if lp.l.Post(loop.Func(c.attach)) != nil {
-		lp.unassign()
-		c.fd.Close()
-		return nil, ErrEngineStopped
+	if err := e.serve(held{c: c}); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

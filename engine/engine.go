@@ -26,7 +26,9 @@ type Engine struct {
 
 	mu        sync.Mutex
 	listeners []*listener
-	state     int // stateNew, stateRunning, stateStopping, stateStopped
+	state     int    // stateNew, stateRunning, stateStopping, stateStopped
+	booted    bool   // OnBoot has returned: listeners and conns are served
+	held      []held // given before that, served by release
 	idle      chan struct{}
 	done      chan struct{}
 	tick      loop.Timer
@@ -74,8 +76,9 @@ func (e *Engine) discard() {
 	}
 }
 
-// Start runs OnBoot and the ticks. Connections are served from New on;
-// Start marks the engine running. It fails once stopped.
+// Start runs OnBoot and the ticks, then serves the connections: those of
+// listeners opened and connections dialed or adopted before Start get
+// OnOpen only after OnBoot has returned. It fails once stopped.
 func (e *Engine) Start() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -86,9 +89,10 @@ func (e *Engine) Start() error {
 	return e.loops[0].l.Post(loop.Func(func(l *loop.Loop) {
 		if e.handler.OnBoot(e) == Shutdown {
 			e.shutdownAsync()
-			return
+		} else {
+			e.onTick(l.Now())
 		}
-		e.onTick(l.Now())
+		e.release()
 	}))
 }
 

@@ -91,6 +91,7 @@ func (e *Engine) beginStop() (idle chan struct{}, ok bool) {
 
 // stopLoops closes what is left and ends the loops.
 func (e *Engine) stopLoops() {
+	e.dropHeld()
 	for _, lp := range e.loops {
 		lp.l.Stop(func(*loop.Loop) {
 			for c, ok := lp.conns.Last(); ok; c, ok = lp.conns.Last() {

@@ -89,7 +89,7 @@ func (e *Engine) addListener(ln *listener) error {
 	}
 	e.listeners = append(e.listeners, ln)
 	e.mu.Unlock()
-	return ln.lp.l.Post(loop.Func(ln.start))
+	return e.serve(held{ln: ln})
 }
 
 // listenFD opens a listening socket with package net (for address

@@ -7,7 +7,6 @@ import (
 	"net"
 	"syscall"
 
-	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
 	"golang.org/x/sys/unix"
 )
@@ -65,10 +64,8 @@ func (e *Engine) listenUDP(network, addr string) (net.Addr, error) {
 		lp := e.loops[i]
 		c := newConn(e, lp, fd, false, network, &a, nil)
 		c.udp = &udpState{buf: make([]byte, 64<<10)}
-		if lp.l.Post(loop.Func(c.attach)) != nil {
-			lp.unassign()
-			c.fd.Close()
-			return nil, ErrEngineStopped
+		if err := e.serve(held{c: c}); err != nil {
+			return nil, err
 		}
 	}
 	return first, nil
