@@ -129,6 +129,11 @@ func (c *Conn) deliver(data []byte) {
 	if c.udp != nil {
 		rest = nil // a datagram's unconsumed bytes are not kept
 	}
+	if len(rest) > c.lp.e.opts.MaxInputBuffer {
+		c.inbuf = nil
+		c.fail(ErrInputBufferFull)
+		return
+	}
 	switch {
 	case len(rest) == 0:
 		if cap(c.inbuf) > maxKeptInput {

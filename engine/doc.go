@@ -36,7 +36,8 @@
 // connections. Bytes the callback does not consume are copied aside and
 // presented again, before new ones, at the next OnData, so a protocol can
 // wait for a whole frame with Peek, Next or ReadUntil without buffering by
-// hand. An idle connection holds no buffer.
+// hand, up to Options.MaxInputBuffer bytes (past it the connection closes
+// with ErrInputBufferFull). An idle connection holds no buffer.
 //
 // Conn.Write takes a copy of what it cannot write at once, so the caller's
 // slice is free when Write returns. When nothing is queued it writes to the

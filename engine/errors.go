@@ -12,6 +12,9 @@ var (
 	// ErrWriteBufferFull closes a connection whose queued output would
 	// pass Options.MaxWriteBuffer; Write returns it.
 	ErrWriteBufferFull = errors.New("engine: write buffer full")
+	// ErrInputBufferFull closes a connection whose handler left more than
+	// Options.MaxInputBuffer bytes of input unconsumed.
+	ErrInputBufferFull = errors.New("engine: input buffer full")
 	// ErrEngineStopped is returned by calls after Stop or Shutdown; it
 	// matches net.ErrClosed.
 	ErrEngineStopped = &stoppedError{}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/galeio/gale/internal/backendtest"
 
@@ -257,5 +258,41 @@ func testInboundMethods(t *testing.T) {
 	etRecv(t, done, "OnData with 10 bytes")
 	if s := errs.Load(); s != nil {
 		t.Fatal(*s)
+	}
+}
+
+// TestInputCap checks that the input a handler leaves unconsumed is
+// capped by Options.MaxInputBuffer: past it the connection closes with
+// ErrInputBufferFull. It used to grow without bound (a handler waiting
+// for a frame that never ends held everything the peer sent).
+func TestInputCap(t *testing.T) { backendtest.Run(t, testInputCap) }
+
+func testInputCap(t *testing.T) {
+	const limit = 1 << 20
+	h := etNewHandler()
+	var most atomic.Int64
+	h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+		if n := int64(in.Len()); n > most.Load() {
+			most.Store(n)
+		}
+		return engine.None // waits for a delimiter that never comes
+	}
+	o := engine.Options{Loops: 1, MaxInputBuffer: limit, ReadBufferSize: 16 << 10}
+	_, _, peer := etServe(t, h, o, "tcp")
+	go func() {
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		peer.SetWriteDeadline(time.Now().Add(etWait))
+		for range 128 { // 8 MiB
+			if _, err := peer.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	ev := etClosed(t, h)
+	if !errors.Is(ev.err, engine.ErrInputBufferFull) {
+		t.Fatalf("OnClose error = %v, want ErrInputBufferFull", ev.err)
+	}
+	if m := most.Load(); m > int64(limit+o.ReadBufferSize) {
+		t.Errorf("OnData saw %d unconsumed bytes, more than MaxInputBuffer %d and one read", m, limit)
 	}
 }

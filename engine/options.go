@@ -35,6 +35,11 @@ type Options struct {
 	// ReadBufferSize is the size of each loop's read buffer, shared by its
 	// connections. Default 64 KiB.
 	ReadBufferSize int
+	// MaxInputBuffer caps the input a connection holds unconsumed: when
+	// OnData leaves more than this many bytes in its Inbound (a frame
+	// that never ends, a line with no newline), the connection closes
+	// with ErrInputBufferFull. Default 4 MiB.
+	MaxInputBuffer int
 	// WriteHighWater: once a connection has more bytes queued for output,
 	// its loop stops reading from it. Default 1 MiB, or MaxWriteBuffer / 2
 	// when that is smaller.
@@ -92,6 +97,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.ReadBufferSize <= 0 {
 		o.ReadBufferSize = 64 << 10
+	}
+	if o.MaxInputBuffer <= 0 {
+		o.MaxInputBuffer = 4 << 20
 	}
 	if o.WriteHighWater <= 0 {
 		o.WriteHighWater = 1 << 20
