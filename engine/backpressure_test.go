@@ -326,3 +326,47 @@ func etSmallReadBuffer(c net.Conn) {
 		rb.SetReadBuffer(4 << 10)
 	}
 }
+
+// TestOutputPoolShrinks checks that the output chunks slow readers made
+// the engine allocate are let go once they are no longer used: after a
+// quiet while the pool keeps almost nothing. It never shrank: 106 MiB
+// stayed in the heap after every slow reader was gone.
+func TestOutputPoolShrinks(t *testing.T) { backendtest.Run(t, testOutputPoolShrinks) }
+
+func testOutputPoolShrinks(t *testing.T) {
+	const perConn, conns = 8 << 20, 4
+	clk := engine.NewManualClock(etT0)
+	h := etEchoHandler()
+	o := engine.WithClock(engine.Options{Loops: 1, WriteHighWater: perConn, MaxWriteBuffer: 2 * perConn}, clk)
+	e := etStart(t, h, o)
+	a := etListen(t, e, "tcp")
+	var cs []*engine.Conn
+	var peers []net.Conn
+	for range conns {
+		p := etDial(t, a)
+		c := etOpened(t, h)
+		etFill(t, c, perConn) // slow readers: the queues fill
+		cs, peers = append(cs, c), append(peers, p)
+	}
+	var drained []<-chan []byte
+	for i, c := range cs { // they read at last, and leave
+		drained = append(drained, etDrain(peers[i]))
+		c.Close()
+	}
+	for range conns {
+		etClosed(t, h)
+	}
+	for _, d := range drained {
+		<-d
+	}
+	if n := e.PooledOutput(); n < conns*perConn/2 {
+		t.Fatalf("the pool holds %d bytes after %d slow readers of %d bytes left; want most of them, ready for reuse", n, conns, perConn)
+	}
+	for range 10 {
+		clk.Advance(time.Second)
+		e.Poke()
+	}
+	if n := e.PooledOutput(); n > 1<<20 {
+		t.Errorf("the pool still holds %d bytes after 10 s without use, want at most 1 MiB", n)
+	}
+}

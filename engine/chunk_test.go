@@ -39,3 +39,34 @@ func TestChunkClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkTrim: a trim lets go of the chunks that no get took since the
+// previous trim, and keeps those a steady load uses.
+func TestChunkTrim(t *testing.T) {
+	var p chunkPool
+	var chs []*chunk
+	for range 10 {
+		chs = append(chs, p.get(1, 0))
+	}
+	for _, ch := range chs {
+		p.put(ch)
+	}
+	p.trim() // the burst just ended: its chunks were taken this interval
+	if n := len(p.free[0]); n != 10 {
+		t.Fatalf("after the first trim %d chunks are kept, want 10", n)
+	}
+	for range 5 { // a steady load of 3 at a time
+		a, b, c := p.get(1, 0), p.get(1, 0), p.get(1, 0)
+		p.put(a)
+		p.put(b)
+		p.put(c)
+	}
+	p.trim()
+	if n := len(p.free[0]); n != 3 {
+		t.Fatalf("after a trim under a load of 3, %d chunks are kept, want 3", n)
+	}
+	p.trim()
+	if n := p.pooled(); n != 0 {
+		t.Fatalf("after an interval without use the pool holds %d bytes, want 0", n)
+	}
+}

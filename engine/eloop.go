@@ -61,9 +61,19 @@ func (lp *eloop) Transient() bool { return true }
 // Commit does nothing: the buffer is free again once Complete returns.
 func (lp *eloop) Commit(int, int) {}
 
-// flush is the loop's end-of-iteration hook: it publishes the timer gauge.
+// flush is the loop's end-of-iteration hook: it publishes the gauge of
+// connection timers (the engine's own, the ticks and the pool's trim,
+// are not counted).
 func (lp *eloop) flush() bool {
-	lp.stats.timers.Store(int64(lp.l.Timers()))
+	n := lp.l.Timers()
+	if lp.idx == 0 {
+		for _, t := range []*loop.Timer{&lp.e.tick, &lp.e.trim} {
+			if t.Scheduled() {
+				n--
+			}
+		}
+	}
+	lp.stats.timers.Store(int64(n))
 	return false
 }
 

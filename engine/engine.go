@@ -32,6 +32,7 @@ type Engine struct {
 	idle      chan struct{}
 	done      chan struct{}
 	tick      loop.Timer
+	trim      loop.Timer // the chunk pool's, on loop 0
 }
 
 const (
@@ -55,6 +56,7 @@ func New(h Handler, o Options) (*Engine, error) {
 		e.clock = loop.Wall
 	}
 	e.tick.Fire = e.onTick
+	e.trim.Fire = e.trimPool
 	for i := range o.Loops {
 		lp := newEloop(e, i)
 		l, err := loop.New(loop.Config{Provider: lp, Clock: o.clock, Flush: lp.flush, Backend: o.Backend, Open: o.open})
@@ -66,7 +68,15 @@ func New(h Handler, o Options) (*Engine, error) {
 		e.loops = append(e.loops, lp)
 		l.Start()
 	}
+	e.loops[0].l.Post(loop.Func(func(l *loop.Loop) { l.Schedule(&e.trim, l.Now().Add(trimInterval)) }))
 	return e, nil
+}
+
+// trimPool lets go of the output chunks nobody used since the last trim,
+// and comes back in a trimInterval. It runs on loop 0.
+func (e *Engine) trimPool(now time.Time) {
+	e.chunks.trim()
+	e.loops[0].l.Schedule(&e.trim, now.Add(trimInterval))
 }
 
 // discard stops loops made by a New that failed.

@@ -46,3 +46,6 @@ func (e *Engine) Poke() {
 		wg.Wait()
 	}
 }
+
+// PooledOutput returns the bytes of output chunks the engine keeps free.
+func (e *Engine) PooledOutput() int { return e.chunks.pooled() }
