@@ -206,14 +206,25 @@ func (c *Conn) enqueue(p []byte) {
 	}
 }
 
-// releaseOutput drops the queue. c.mu is held.
+// releaseOutput drops the queue. The chunks of a send still in flight do
+// not go back to the pool: the backend may go on reading them until the
+// send's last completion (io_uring's does), which the closing connection
+// will not see, so they are left to the garbage collector; the backend
+// keeps them referenced meanwhile. The send covers the first len(q.vec)
+// chunks. c.mu is held.
 func (c *Conn) releaseOutput() {
 	c.outN = 0
 	if c.q == nil {
 		return
 	}
+	kept := 0
+	if c.sending {
+		kept = len(c.q.vec)
+	}
 	for i, ch := range c.q.out {
-		c.lp.e.chunks.put(ch)
+		if i >= kept {
+			c.lp.e.chunks.put(ch)
+		}
 		c.q.out[i] = nil
 	}
 	c.q.out = c.q.out[:0]
