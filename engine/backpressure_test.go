@@ -370,3 +370,101 @@ func testOutputPoolShrinks(t *testing.T) {
 		t.Errorf("the pool still holds %d bytes after 10 s without use, want at most 1 MiB", n)
 	}
 }
+
+// TestOutputBudgetFanOut streams through one source connection whose
+// OnData copies every byte to three sinks that never read. The budget
+// must push back on the producer: the source stops being read while the
+// engine's output is over budget. Before, only connections with output
+// of their own paused (the sinks, which send nothing anyway), and 48 MiB
+// were queued under a 512 KiB budget.
+func TestOutputBudgetFanOut(t *testing.T) { backendtest.Run(t, testOutputBudgetFanOut) }
+
+func testOutputBudgetFanOut(t *testing.T) {
+	const budget, rbuf = 512 << 10, 16 << 10
+	var mu sync.Mutex
+	var sinks []*engine.Conn
+	h := etNewHandler()
+	h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+		if c.Context() == nil {
+			role, _ := in.Next(4)
+			c.SetContext(string(role))
+			if string(role) == "SINK" {
+				mu.Lock()
+				sinks = append(sinks, c)
+				mu.Unlock()
+			}
+		}
+		if c.Context() == "ECHO" {
+			return etEcho(c, in)
+		}
+		if c.Context() == "SRC:" {
+			mu.Lock()
+			for _, s := range sinks {
+				s.Write(in.Bytes())
+			}
+			mu.Unlock()
+		}
+		in.Discard(in.Len())
+		return engine.None
+	}
+	o := engine.Options{Loops: 2, OutputBudget: budget, ReadBufferSize: rbuf, WriteHighWater: 32 << 20, MaxWriteBuffer: 64 << 20}
+	e := etStart(t, h, o)
+	a := etListen(t, e, "tcp")
+	var sinkPeers []net.Conn
+	for range 3 {
+		p := etDial(t, a)
+		etSmallReadBuffer(p)
+		p.Write([]byte("SINK"))
+		etOpened(t, h)
+		sinkPeers = append(sinkPeers, p)
+	}
+	etWaitFor(t, "three sinks", func() bool { mu.Lock(); defer mu.Unlock(); return len(sinks) == 3 })
+	src := etDial(t, a)
+	etOpened(t, h)
+	other := etDial(t, a)
+	other.Write([]byte("ECHO"))
+	etOpened(t, h)
+
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if q := e.Stats().Queued; q > peak.Load() {
+				peak.Store(q)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+		}
+	}()
+	src.Write([]byte("SRC:"))
+	chunk := bytes.Repeat([]byte("s"), 64<<10)
+	src.SetWriteDeadline(time.Now().Add(time.Second))
+	sent := 0
+	for sent < 16<<20 {
+		n, err := src.Write(chunk)
+		sent += n
+		if err != nil {
+			break // pushed back: the engine stopped reading the source
+		}
+	}
+	etEchoes(t, other, "a conn that produces nothing for others is still served")
+	close(stop)
+	<-sampled
+	t.Logf("the source sent %d bytes; Stats().Queued peaked at %d under a budget of %d", sent, peak.Load(), budget)
+	if limit := int64(budget + 256<<10); peak.Load() > limit {
+		t.Errorf("Stats().Queued peaked at %d, want at most %d (the budget and a few reads fanned out)", peak.Load(), limit)
+	}
+	for _, p := range sinkPeers {
+		p.(*net.TCPConn).SetLinger(0) // a reset: the sinks' output is dropped
+		p.Close()
+	}
+	etWaitFor(t, "Paused = 0 once the sinks are gone", func() bool {
+		s := e.Stats()
+		return s.Queued == 0 && s.Total().Paused == 0
+	})
+}

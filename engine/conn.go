@@ -39,6 +39,10 @@ type Conn struct {
 	attached bool
 	reading  bool // a receive is in flight
 	paused   bool // reading stopped by backpressure
+	// producing: while the engine's output was over budget, a callback of
+	// c's queued output (on c or any other conn): c is not read until the
+	// output is back under budget (see Engine.charge).
+	producing bool
 	eof      bool // the peer closed its side
 	closing  bool // close once the output queue is empty
 	wrShut   bool // the sending side is shut down
@@ -141,7 +145,9 @@ func (c *Conn) Wake() error { return c.post((*wakeTask)(c)) }
 func (c *Conn) Execute(f func(c *Conn)) error {
 	return c.post(loop.Func(func(*loop.Loop) {
 		if !c.closed {
+			prev := c.lp.enter(c)
 			f(c)
+			c.lp.leave(c, prev)
 		}
 	}))
 }

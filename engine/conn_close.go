@@ -62,6 +62,11 @@ func (c *Conn) finish() {
 	c.mu.Unlock()
 	c.lp.e.queued.Add(-int64(dropped))
 	c.lp.stats.queued.Add(-int64(dropped))
+	if dropped > 0 {
+		if _, crossed := c.lp.e.overBudget(c.lp); crossed {
+			c.lp.recheck(c) // back under budget: the producers held back read again
+		}
+	}
 	l := c.lp.l
 	if t := c.timers; t != nil {
 		l.Unschedule(&t.readDL)

@@ -35,7 +35,9 @@ func (c *Conn) attach(l *loop.Loop) {
 	if d := c.lp.e.opts.IdleTimeout; d > 0 && c.udp == nil {
 		l.Schedule(&c.timers.idle, l.Now().Add(d))
 	}
+	prev := c.lp.enter(c)
 	out, act := c.lp.e.handler.OnOpen(c)
+	c.lp.leave(c, prev)
 	if len(out) > 0 {
 		c.Write(out)
 	}
@@ -119,7 +121,9 @@ func (c *Conn) deliver(data []byte) {
 	if c.lp.ring {
 		c.setBatching(true)
 	}
+	prev := c.lp.enter(c)
 	act := c.lp.e.handler.OnData(c, in)
+	c.lp.leave(c, prev)
 	if c.lp.ring {
 		c.setBatching(false)
 		c.flush() // send the batch

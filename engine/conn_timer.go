@@ -73,7 +73,9 @@ func (c *Conn) writeDeadline(time.Time) {
 }
 
 func (c *Conn) deadline(err error) {
+	prev := c.lp.enter(c)
 	act := c.lp.e.handler.OnDeadline(c, err)
+	c.lp.leave(c, prev)
 	if c.lp.e.opts.CloseOnDeadline {
 		c.fail(err)
 		return

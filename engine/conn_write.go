@@ -86,6 +86,7 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 		skip -= k
 		c.enqueue(b[k:])
 	}
+	c.lp.e.charge()
 	return total, nil
 }
 
@@ -311,21 +312,25 @@ func (c *Conn) consume(n int) {
 	q.out = q.out[:copy(q.out, q.out[i:])]
 }
 
-// water applies backpressure: above the high watermark (or while the
-// engine's output budget is exceeded) c stops reading; at or below the low
-// watermark it reads again. It runs on c's loop.
+// water applies backpressure: above the high watermark c stops reading;
+// at or below the low watermark it reads again. While the engine's output
+// is over its budget, c also stops reading if it has output queued or
+// produced output for others (c.producing). It runs on c's loop.
 func (c *Conn) water() {
 	o := &c.lp.e.opts
 	c.mu.Lock()
 	n := c.outN
 	c.mu.Unlock()
 	over, crossed := c.lp.e.overBudget(c.lp)
-	over = over && n > 0
+	if !over {
+		c.producing = false
+	}
+	held := over && (n > 0 || c.producing)
 	switch {
-	case !c.paused && (n > o.WriteHighWater || over):
+	case !c.paused && (n > o.WriteHighWater || held):
 		c.paused = true
 		c.lp.stats.paused.Add(1)
-	case c.paused && n <= o.WriteLowWater && !over:
+	case c.paused && n <= o.WriteLowWater && !held:
 		c.paused = false
 		c.lp.stats.paused.Add(-1)
 		c.startRead()

@@ -51,8 +51,10 @@
 // Options.MaxWriteBuffer caps the backlog: a Write that finds that many
 // bytes still queued fails with ErrWriteBufferFull, writes nothing, and
 // closes the connection; every later Write fails with net.ErrClosed. One
-// Write is never refused for its own size. Options.OutputBudget
-// bounds the output queued across the engine. Stats reports all of it.
+// Write is never refused for its own size. Options.OutputBudget bounds the
+// output queued across the engine by holding back whatever produces it:
+// connections with output queued, and connections whose callbacks wrote
+// it (a source fanning out to slow sinks). Stats reports all of it.
 //
 // # Deadlines and timeouts
 //

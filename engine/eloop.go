@@ -21,6 +21,9 @@ type eloop struct {
 	ring  bool
 	in    Inbound
 	conns loop.Set[*Conn]
+	// cur is the conn whose callback runs now: the producer of what that
+	// callback writes (Engine.charge).
+	cur *Conn
 	// draining is set by Shutdown's close task: a connection attached
 	// afterwards (accepted just before the listener closed, posted from
 	// another loop) is closed as soon as it opens.
@@ -93,6 +96,21 @@ func (lp *eloop) removeConn(c *Conn) {
 	lp.unassign()
 	if lp.e.conns.Add(-1) == 0 {
 		lp.e.signalIdle()
+	}
+}
+
+// enter records that a callback of c's starts, and returns the conn
+// whose callback it interrupts (nil, unless callbacks nest); leave
+// records its end. They run on c's loop.
+func (lp *eloop) enter(c *Conn) (prev *Conn) {
+	prev, lp.cur = lp.cur, c
+	return prev
+}
+
+func (lp *eloop) leave(c, prev *Conn) {
+	lp.cur = prev
+	if c.producing && !c.paused && !c.closed {
+		c.water() // charged during the callback: pause now
 	}
 }
 

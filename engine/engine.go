@@ -159,28 +159,48 @@ func (e *Engine) stopping() bool {
 }
 
 // overBudget reports whether the engine's queued output exceeds
-// Options.OutputBudget, and whether this call saw the transition into
-// excess. On that transition every other loop is asked to re-check its
-// connections, so that each one with queued output pauses, not only the
-// one whose write crossed the line; the caller, running on cur, re-checks
-// cur's own at once (see Conn.water), so they have paused by the time
-// its task ends.
+// Options.OutputBudget, and whether this call saw it cross the budget,
+// either way. On a crossing every other loop is asked to re-check its
+// connections: going over, each one with queued output or that produced
+// output pauses, not only the one whose write crossed the line; going
+// back under, every connection paused for the budget reads again. The
+// caller, running on cur, re-checks cur's own at once (see Conn.water).
 func (e *Engine) overBudget(cur *eloop) (over, crossed bool) {
 	b := e.opts.OutputBudget
 	if b <= 0 {
 		return false, false
 	}
-	if e.queued.Load() <= b {
-		e.over.Store(false)
-		return false, false
-	}
-	if !e.over.CompareAndSwap(false, true) {
-		return true, false
+	over = e.queued.Load() > b
+	if !e.over.CompareAndSwap(!over, over) {
+		return over, false
 	}
 	for _, lp := range e.loops {
 		if lp != cur {
 			lp.l.Post(loop.Func(func(*loop.Loop) { lp.recheck(nil) }))
 		}
 	}
-	return true, true
+	return over, true
+}
+
+// charge records, after a Write queued output while the engine is over
+// its budget, who produced it: when the Write comes from a callback, the
+// conn whose callback it is stops being read until the output is back
+// under budget (its water, when the callback ends). A connection fanning
+// its input out to others that do not read is so held back, though it
+// queues nothing of its own. Output written outside callbacks (OnTick,
+// other goroutines) has no producer to hold back; MaxWriteBuffer bounds
+// it per connection. Telling the loop goroutine apart costs a look at the
+// goroutine's ID, paid only while over budget.
+func (e *Engine) charge() {
+	if b := e.opts.OutputBudget; b <= 0 || e.queued.Load() <= b {
+		return
+	}
+	for _, lp := range e.loops {
+		if lp.l.OnLoop() {
+			if p := lp.cur; p != nil {
+				p.producing = true
+			}
+			return
+		}
+	}
 }
