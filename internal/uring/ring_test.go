@@ -300,3 +300,73 @@ func TestSetupFallsBackOnEINVAL(t *testing.T) {
 		t.Errorf("flags tried = %#x, want single-issuer, then coop-taskrun, then plain", tried)
 	}
 }
+
+// refuse makes the next n calls of io_uring_enter(2) fail with errno
+// without reaching the kernel, until t ends.
+func refuse(t *testing.T, n int, errno syscall.Errno) {
+	t.Helper()
+	restore := uring.Inject(uring.Hooks{Enter: func(uint32) syscall.Errno {
+		if n > 0 {
+			n--
+			return errno
+		}
+		return 0
+	}})
+	t.Cleanup(restore)
+}
+
+// nops prepares n NOPs with user data from first on, and reports whether
+// the queue had room for all of them.
+func nops(r *uring.Ring, first, n int) bool {
+	for i := range n {
+		e := r.SQE()
+		if e == nil {
+			return false
+		}
+		e.Opcode, e.UserData = uring.OpNop, uint64(first+i)
+	}
+	return true
+}
+
+// TestSubmitRefused: entries the kernel did not take because
+// io_uring_enter(2) failed with EAGAIN or EBUSY stay queued: the next
+// Submit or Wait submits them with what was prepared since, in order, and
+// the queue has room again once they are taken.
+func TestSubmitRefused(t *testing.T) {
+	for name, errno := range map[string]syscall.Errno{"EAGAIN": unix.EAGAIN, "EBUSY": unix.EBUSY} {
+		for _, tc := range []struct {
+			name          string
+			before, after int // NOPs prepared before and after the refused Submit
+		}{
+			{"some", 3, 0},
+			{"some, then more", 3, 2},
+			{"a full queue", 8, 0},
+		} {
+			t.Run(name+"/"+tc.name, func(t *testing.T) {
+				r := ring(t) // 8 entries
+				refuse(t, 1, errno)
+				if !nops(r, 0, tc.before) {
+					t.Fatalf("queue full before %d entries", tc.before)
+				}
+				if err := r.Submit(); err != nil {
+					t.Fatalf("refused Submit = %v, want nil (retried later)", err)
+				}
+				if !nops(r, tc.before, tc.after) {
+					t.Fatalf("queue full with %d entries refused, want room for %d more", tc.before, tc.after)
+				}
+				if err := r.Submit(); err != nil {
+					t.Fatalf("Submit: %v", err)
+				}
+				n := tc.before + tc.after
+				for i, c := range reap(t, r, n) {
+					if c.UserData != uint64(i) || c.Res != 0 {
+						t.Errorf("completion %d = %+v, want user data %d, res 0", i, c, i)
+					}
+				}
+				if r.SQE() == nil {
+					t.Error("SQE() = nil once every entry completed, want a free entry")
+				}
+			})
+		}
+	}
+}
