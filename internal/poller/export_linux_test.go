@@ -43,3 +43,13 @@ func StuckOrphans() int {
 	defer stuck.Unlock()
 	return len(stuck.orphans)
 }
+
+// OpenURingSized opens the io_uring backend with a submission queue of
+// entries (a power of 2); tests only.
+func OpenURingSized(p Provider, entries uint32) (Backend, error) {
+	b, err := newURing(p, entries)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}

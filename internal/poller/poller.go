@@ -42,6 +42,10 @@
 //     called, or timeout passes (a negative timeout waits for ever), then
 //     calls fn once for every ready completion, in order. fn may submit more
 //     operations; their completions are delivered by this or the next Wait.
+//     An error means the backend cannot go on (every later Wait returns
+//     it too): the caller stops and closes it. A backend never panics on
+//     a system call's result; submitting never fails, and a failure to
+//     submit is reported by Wait.
 //   - Wake makes a blocked or the next Wait return. Safe from any goroutine.
 //   - Close releases the backend. Descriptors still added are not closed;
 //     completions not yet delivered are dropped, and the descriptors that

@@ -48,6 +48,9 @@ type uringBackend struct {
 	wakeBuf []byte  // eventfd reads land here (anonymous mapping)
 	wakeArm bool
 
+	backlog []uring.SQE // entries prepared while the ring was full, oldest first (uring_submit_linux.go)
+	err     error       // the failure that ended the backend, returned by every Wait
+
 	inflight int                // submitted operations whose last completion is pending
 	orphans  map[uint64]*orphan // operations of removed tags, keeping their buffers
 	bufOff   []int              // per provided buffer: bytes the kernel filled so far (incremental)
@@ -86,7 +89,17 @@ var bufShapes = [2]struct{ count, size int }{
 // openURing returns the io_uring backend, or an error wrapping
 // uring.ErrUnavailable where io_uring cannot be used.
 func openURing(p Provider) (Backend, error) {
-	r, err := uring.Setup(uring.Config{Entries: ringEntries, CQEntries: ringCQ})
+	b, err := newURing(p, ringEntries)
+	if err != nil {
+		return nil, err // not a nil *uringBackend in a non-nil Backend
+	}
+	return b, nil
+}
+
+// newURing is openURing with a submission queue of entries (tests make
+// it small, to fill it).
+func newURing(p Provider, entries uint32) (*uringBackend, error) {
+	r, err := uring.Setup(uring.Config{Entries: entries, CQEntries: ringCQ})
 	if err != nil {
 		return nil, err
 	}
@@ -145,38 +158,19 @@ func (b *uringBackend) bufSize(size int) int {
 }
 
 // bind makes the calling goroutine the ring's owner: it stays locked to
-// its thread until Close.
-func (b *uringBackend) bind() error {
+// its thread until Close. A ring that cannot be enabled fails the
+// backend (see fail).
+func (b *uringBackend) bind() {
 	runtime.LockOSThread()
 	b.bound = true
 	if err := b.r.Enable(); err != nil {
-		return err
+		b.fail(err)
+		return
 	}
 	// A registered ring descriptor spares each io_uring_enter a file
 	// lookup; it is an optimisation, so a failure is not fatal.
 	_ = b.r.RegisterRingFD()
 	b.armWake()
-	return nil
-}
-
-// sqe returns a free submission entry, submitting the queue first if it
-// is full.
-func (b *uringBackend) sqe(data ud) *uring.SQE {
-	if !b.bound {
-		if err := b.bind(); err != nil {
-			panic("poller: io_uring: " + err.Error())
-		}
-	}
-	e := b.r.SQE()
-	if e == nil {
-		b.r.Submit()
-		if e = b.r.SQE(); e == nil {
-			panic("poller: io_uring submission queue stuck")
-		}
-	}
-	e.UserData = uint64(data)
-	b.inflight++
-	return e
 }
 
 func (b *uringBackend) armWake() {
@@ -251,8 +245,13 @@ func (b *uringBackend) Remove(tag Tag) error {
 	// may have grown the spill to megabytes.
 	st.accepted, st.spill, st.spillOff = st.accepted[:0], nil, 0
 	st.rbuf, st.sbufs, st.sto = nil, nil, nil
-	if b.r.Pending() > 0 {
-		return b.r.Submit()
+	if b.err == nil {
+		b.flush()
+	}
+	if b.err == nil && b.r.Pending() > 0 {
+		if err := b.r.Submit(); err != nil {
+			b.fail(err)
+		}
 	}
 	return nil
 }
@@ -281,15 +280,20 @@ func (b *uringBackend) Wake() error {
 
 func (b *uringBackend) Wait(timeout time.Duration, fn func(*Completion)) error {
 	if !b.bound {
-		if err := b.bind(); err != nil {
-			return err
-		}
+		b.bind()
 	}
-	if len(b.ready) > 0 || len(b.later) > 0 {
-		timeout = 0
+	if b.err == nil {
+		b.flush()
+	}
+	if b.err != nil {
+		return b.err
+	}
+	if len(b.ready) > 0 || len(b.later) > 0 || len(b.backlog) > 0 {
+		timeout = 0 // a backlog the kernel refused is retried at once
 	}
 	b.flushBufs()
 	if err := b.r.Wait(timeout); err != nil {
+		b.fail(err)
 		return err
 	}
 	b.deliverReady(fn)
@@ -443,6 +447,7 @@ func (b *uringBackend) Close() error {
 		}
 		deadline := time.Now().Add(time.Second)
 		for b.inflight > 0 && time.Now().Before(deadline) {
+			b.flush()
 			if err := b.r.Wait(10 * time.Millisecond); err != nil {
 				break
 			}
