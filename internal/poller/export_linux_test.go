@@ -53,3 +53,18 @@ func OpenURingSized(p Provider, entries uint32) (Backend, error) {
 	}
 	return b, nil
 }
+
+// Outstanding returns the io_uring backend's operations whose last
+// completion is pending, the wake-up's read aside, and its orphan
+// records; zeros for another backend.
+func Outstanding(be Backend) (ops, orphans int) {
+	b, ok := be.(*uringBackend)
+	if !ok {
+		return 0, 0
+	}
+	ops = b.inflight
+	if b.wakeArm {
+		ops--
+	}
+	return ops, len(b.orphans)
+}

@@ -211,60 +211,6 @@ func (b *uringBackend) state(tag Tag) *urState {
 	return st
 }
 
-// Remove cancels what the kernel still runs for tag. The buffers those
-// operations use stay referenced, as orphans, until their last
-// completion; descriptors accepted for tag and not yet taken are closed.
-//
-// It submits the queue before it returns: an entry still waiting there
-// names the descriptor by number, which the caller closes next and the
-// next socket (an accept, even one the kernel makes meanwhile for a
-// multishot) may take; submitted, the operation holds the file it meant.
-func (b *uringBackend) Remove(tag Tag) error {
-	st := b.state(tag)
-	if st == nil {
-		return nil
-	}
-	st.live = false
-	if st.rk == kRecv {
-		b.orphan(makeUD(tag, st.rk), &orphan{buf: st.rbuf})
-	} else if st.rk != 0 {
-		b.cancel(makeUD(tag, st.rk)) // no Go memory: the ring's buffers, or none
-	}
-	st.rk = 0
-	if st.sk != 0 {
-		if st.zc {
-			b.zcReset(st)
-		}
-		b.orphan(makeUD(tag, st.sk), &orphan{bufs: st.sbufs, msg: st.msg})
-		st.sk, st.msg = 0, nil
-	}
-	for _, fd := range st.accepted {
-		sock.Close(fd)
-	}
-	// The slot keeps no spill: it may stay unused for long, and a burst
-	// may have grown the spill to megabytes.
-	st.accepted, st.spill, st.spillOff = st.accepted[:0], nil, 0
-	st.rbuf, st.sbufs, st.sto = nil, nil, nil
-	if b.err == nil {
-		b.flush()
-	}
-	if b.err == nil && b.r.Pending() > 0 {
-		if err := b.r.Submit(); err != nil {
-			b.fail(err)
-		}
-	}
-	return nil
-}
-
-// orphan keeps o alive until the last completion of data, and cancels it.
-func (b *uringBackend) orphan(data ud, o *orphan) {
-	if b.orphans == nil {
-		b.orphans = make(map[uint64]*orphan)
-	}
-	b.orphans[uint64(data)] = o
-	b.cancel(data)
-}
-
 func (b *uringBackend) Wake() error {
 	fd, ok := b.wakefd.Acquire()
 	if !ok {
@@ -346,8 +292,8 @@ func (b *uringBackend) handle(c uring.CQE, fn func(*Completion)) {
 		b.orphaned(data, c)
 		return
 	}
-	switch data.kind() {
-	case kRecv, kRecvMulti, kRecvOne, kAccept, kPollIn:
+	switch {
+	case data.recvSide():
 		if st.rk != data.kind() {
 			b.orphaned(data, c)
 			return
@@ -359,21 +305,6 @@ func (b *uringBackend) handle(c uring.CQE, fn func(*Completion)) {
 			return
 		}
 		b.sendDone(st, c, fn)
-	}
-}
-
-// orphaned disposes of a completion whose owner is gone: a provided
-// buffer goes back to the ring, an accepted descriptor is closed, and an
-// orphan's buffers are released with its last completion.
-func (b *uringBackend) orphaned(data ud, c uring.CQE) {
-	if c.Flags&uring.CQEFBuffer != 0 {
-		b.consumed(c)
-	}
-	if data.kind() == kAccept && c.Res >= 0 {
-		sock.Close(int(c.Res))
-	}
-	if c.Flags&uring.CQEFMore == 0 {
-		delete(b.orphans, uint64(data))
 	}
 }
 

@@ -38,6 +38,16 @@ func makeUD(tag Tag, kind uint8) ud {
 func (d ud) kind() uint8  { return uint8(d >> 56) }
 func (d ud) slot() uint32 { return uint32(d) }
 
+// recvSide reports whether d's operation is on the receive side of its
+// tag.
+func (d ud) recvSide() bool {
+	switch d.kind() {
+	case kRecv, kRecvMulti, kRecvOne, kAccept, kPollIn:
+		return true
+	}
+	return false
+}
+
 // matches reports whether d belongs to tag's current owner.
 func (d ud) matches(tag Tag) bool {
 	return uint32(d) == tag.Slot() && uint32(d>>32)&genMask == tag.Gen()&genMask

@@ -28,6 +28,26 @@ func (r *Ring) SQE() *SQE {
 // the kernel, published or not.
 func (r *Ring) Pending() uint32 { return r.sqeTail - atomic.LoadUint32(r.sqHead) }
 
+// Unconsumed returns the entries prepared and not yet consumed by the
+// kernel, published or not, oldest first, as at most two slices (the
+// queue wraps; the SQ array maps ring positions to entries one to one).
+// The caller may rewrite them, turn one into a no-op say, until the next
+// Submit or Wait: the kernel reads an entry only while it consumes it,
+// inside io_uring_enter(2) on the owner's thread. With IORING_SETUP_SQPOLL
+// a kernel thread would read published entries at any time and this
+// would race; rings here never use it.
+func (r *Ring) Unconsumed() (a, b []SQE) {
+	head := atomic.LoadUint32(r.sqHead)
+	if head == r.sqeTail {
+		return nil, nil
+	}
+	i, j := head&r.sqMask, r.sqeTail&r.sqMask
+	if i < j {
+		return r.sqes[i:j], nil
+	}
+	return r.sqes[i:], r.sqes[:j] // i == j: the queue is full
+}
+
 // publish makes the prepared entries visible to the kernel: the tail is
 // stored after the entries (a release store; the kernel loads it with
 // acquire semantics, io_uring(7) "Submission queue polling"). It returns

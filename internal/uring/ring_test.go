@@ -4,6 +4,7 @@ package uring_test
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"syscall"
 	"testing"
@@ -369,4 +370,43 @@ func TestSubmitRefused(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestUnconsumed: Unconsumed returns the entries the kernel has not
+// consumed, published and refused ones included, oldest first across the
+// end of the queue; an entry rewritten there is what the kernel gets.
+func TestUnconsumed(t *testing.T) {
+	r := ring(t) // 8 entries
+	userData := func() []uint64 {
+		var got []uint64
+		a, b := r.Unconsumed()
+		for _, e := range append(append([]uring.SQE(nil), a...), b...) {
+			got = append(got, e.UserData)
+		}
+		return got
+	}
+	want := func(what string, ud ...uint64) {
+		t.Helper()
+		if got := userData(); fmt.Sprint(got) != fmt.Sprint(ud) {
+			t.Fatalf("%s: Unconsumed() has user data %v, want %v", what, got, ud)
+		}
+	}
+	want("empty")
+	nops(r, 0, 6)
+	reap(t, r, 6)
+	want("all consumed")
+	nops(r, 6, 3)
+	refuse(t, 1, unix.EBUSY)
+	r.Submit()
+	nops(r, 9, 2) // positions 6 to 10: across the end
+	want("refused, then more", 6, 7, 8, 9, 10)
+	nops(r, 11, 3)
+	want("full", 6, 7, 8, 9, 10, 11, 12, 13)
+	a, _ := r.Unconsumed()
+	a[1] = uring.SQE{Opcode: uring.OpNop, UserData: 77}
+	got := reap(t, r, 8)
+	if got[1].UserData != 77 {
+		t.Errorf("completion 1 has user data %d, want the rewritten entry's 77", got[1].UserData)
+	}
+	want("all consumed again")
 }
