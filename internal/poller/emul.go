@@ -81,11 +81,10 @@ type fdState struct {
 	cancel  bool // the receive is cancelled once its deferred attempt is made
 
 	rop     Op     // receive side in flight: OpRecv, OpRecvFrom, OpAccept, or 0
-	sop     Op     // send side in flight: OpSend, OpSendTo, OpConnect, or 0
+	sop     Op     // send side in flight: OpSend, or 0
 	recvBuf []byte // nil for OpRecv: use the Provider
 
 	sendBufs [][]byte
-	sendTo   unix.Sockaddr
 	sent     int // bytes of sendBufs already written
 }
 
@@ -147,7 +146,7 @@ func (e *emul) Remove(tag Tag) error {
 		return nil
 	}
 	st.live = false
-	st.recvBuf, st.sendBufs, st.sendTo = nil, nil, nil
+	st.recvBuf, st.sendBufs = nil, nil
 	return e.rd.del(st.fd)
 }
 
@@ -194,19 +193,6 @@ func (e *emul) Send(tag Tag, bufs [][]byte) {
 	e.kickSend(st)
 }
 
-func (e *emul) SendTo(tag Tag, buf []byte, to unix.Sockaddr) {
-	st := e.submit(tag, OpSendTo)
-	st.sendBufs, st.sendTo, st.sent = [][]byte{buf}, to, 0
-	e.kickSend(st)
-}
-
-// Connect never tries at once: SO_ERROR reads 0 while the connection is
-// still in progress. The socket was added just before, edge-triggered for
-// writability, so the edge of the finished connect cannot be missed.
-func (e *emul) Connect(tag Tag) {
-	e.submit(tag, OpConnect)
-}
-
 func (e *emul) kickRecv(st *fdState) {
 	if st.rop == OpRecv && st.recvBuf == nil {
 		e.later = append(e.later, st.tag)
@@ -247,7 +233,7 @@ func (e *emul) Cancel(tag Tag, op Op) {
 		c, done := e.trySend(st)
 		if !done {
 			c = Completion{Tag: tag, Op: op, N: st.sent, Err: unix.ECANCELED, BufID: -1}
-			st.sop, st.sendBufs, st.sendTo = 0, nil, nil
+			st.sop, st.sendBufs = 0, nil
 		}
 		e.ready = append(e.ready, c)
 	}

@@ -28,12 +28,8 @@
 //     with N set to the new descriptor (non-blocking, close-on-exec) and
 //     From to the peer's address, or with an error such as EMFILE; the
 //     caller resubmits for the next connection.
-//   - Connect(tag) waits for the non-blocking connect(2) in progress on
-//     the tag's socket to finish. It completes with the socket's SO_ERROR
-//     as Err (0: connected).
 //   - RecvFrom(tag, buf) receives one datagram into buf (never a provided
 //     buffer), with From set to its source.
-//   - SendTo(tag, buf, to) sends buf as one datagram to to.
 //   - Cancel(tag, op) ends an operation in flight after one last
 //     non-blocking attempt: data already there, or send space, still
 //     counts. It then completes with ECANCELED and the progress made so
@@ -52,7 +48,7 @@
 //     accepts among them produced are closed, so none leaks.
 //
 // At most one operation of the receive side (Recv, RecvFrom, Accept) and
-// one of the send side (Send, SendTo, Connect) may be in flight per tag. A completion's Err
+// one of the send side (Send) may be in flight per tag. A completion's Err
 // is the raw errno (0 on success): EAGAIN never escapes, ECANCELED marks a
 // cancelled operation and NoSpace a nil-buffer receive for which the
 // Provider had no space; the caller resubmits it when space is back.
@@ -96,9 +92,7 @@ const (
 	OpRecv Op = 1 + iota
 	OpSend
 	OpAccept
-	OpConnect
 	OpRecvFrom
-	OpSendTo
 )
 
 // side tells which half of a descriptor an operation occupies.
@@ -142,9 +136,7 @@ type Backend interface {
 	Recv(tag Tag, buf []byte)
 	Send(tag Tag, bufs [][]byte)
 	Accept(tag Tag)
-	Connect(tag Tag)
 	RecvFrom(tag Tag, buf []byte)
-	SendTo(tag Tag, buf []byte, to unix.Sockaddr)
 	Cancel(tag Tag, op Op)
 	Wait(timeout time.Duration, fn func(*Completion)) error
 	Wake() error

@@ -29,8 +29,8 @@ import (
 //     several, with MSG_WAITALL on streams; a short completion is
 //     resubmitted for the rest. With SetZeroCopy, large stream sends are
 //     their zero-copy forms (uring_zc_linux.go).
-//   - Connect, and the datagram operations, wait with IORING_OP_POLL_ADD
-//     and then make the system call.
+//   - RecvFrom waits with IORING_OP_POLL_ADD and then makes the system
+//     call.
 //   - Wake writes an eventfd that the ring always has a read pending on.
 //
 // user_data carries the tag's slot, 24 bits of its generation and the

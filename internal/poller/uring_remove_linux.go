@@ -44,7 +44,7 @@ func (b *uringBackend) Remove(tag Tag) error {
 	// The slot keeps no spill: it may stay unused for long, and a burst
 	// may have grown the spill to megabytes.
 	st.accepted, st.spill, st.spillOff = st.accepted[:0], nil, 0
-	st.rbuf, st.sbufs, st.sto = nil, nil, nil
+	st.rbuf, st.sbufs = nil, nil
 	return nil
 }
 

@@ -23,7 +23,6 @@ const (
 	kAccept                     // multishot accept
 	kPollIn                     // readiness wait of a datagram receive
 	kSend                       // send or sendmsg
-	kPollOut                    // readiness wait of a connect or datagram send
 	kWake                       // the wake-up eventfd's read
 	kCancel                     // an async cancel's own completion
 	kRecvOne                    // one-shot receive from the buffer ring
@@ -85,7 +84,6 @@ type urState struct {
 	sbufs   [][]byte
 	sent    int
 	total   int
-	sto     unix.Sockaddr
 	msg     *urMsg
 	zres    int32 // a zero-copy send's result, held until its notification
 	zc      bool  // the send in flight is zero-copy (uring_zc_linux.go)
