@@ -56,14 +56,14 @@ type uringBackend struct {
 	bufOff   []int              // per provided buffer: bytes the kernel filled so far (incremental)
 	publish  bool               // buffers were returned to the ring since the last Publish
 
-	ready, spare []Completion        // completions made outside completion handling
-	later        []Tag               // receives to serve from spilled data
-	idle         []Tag               // multishots whose owner may have stopped: checked at batch end
-	starved      []Tag               // multishot receives ended by ENOBUFS: re-armed at batch end
-	iov          []unix.Iovec        // scratch of the last attempt at cancelled sends
-	faults       map[uint64]injected // tests: injected failures by user_data (uring_fault_linux.go)
-	cur          Completion          // see emul.cur
-	spares       [][]byte            // emptied spill arrays, for the next spill (emptySpill)
+	// completions: later holds receives served at delivery (serveLater):
+	// from spilled data, or a cancelled one's last attempt.
+	completions
+	idle    []Tag               // multishots whose owner may have stopped: checked at batch end
+	starved []Tag               // multishot receives ended by ENOBUFS: re-armed at batch end
+	iov     []unix.Iovec        // scratch of the last attempt at cancelled sends
+	faults  map[uint64]injected // tests: injected failures by user_data (uring_fault_linux.go)
+	spares  [][]byte            // emptied spill arrays, for the next spill (emptySpill)
 
 	zcMin             int // stream sends of at least this many bytes are zero-copy; 0 none
 	zcSends, zcCopied int // zero-copy sends made, and those the kernel copied after all
@@ -234,7 +234,7 @@ func (b *uringBackend) Wait(timeout time.Duration, fn func(*Completion)) error {
 	if b.err != nil {
 		return b.err
 	}
-	if len(b.ready) > 0 || len(b.later) > 0 || len(b.backlog) > 0 {
+	if b.pending() || len(b.backlog) > 0 {
 		timeout = 0 // a backlog the kernel refused is retried at once
 	}
 	b.flushBufs()
@@ -242,9 +242,9 @@ func (b *uringBackend) Wait(timeout time.Duration, fn func(*Completion)) error {
 		b.fail(err)
 		return err
 	}
-	b.deliverReady(fn)
+	b.drain(fn, b.serveLater)
 	b.reap(fn)
-	b.deliverReady(fn)
+	b.drain(fn, b.serveLater)
 	b.batchEnd()
 	return nil
 }
@@ -308,23 +308,10 @@ func (b *uringBackend) handle(c uring.CQE, fn func(*Completion)) {
 	}
 }
 
-// deliverReady hands out the completions made outside completion
-// handling, and serves receives from spilled data, until none are left.
-func (b *uringBackend) deliverReady(fn func(*Completion)) {
-	for len(b.ready) > 0 || len(b.later) > 0 {
-		for i := 0; i < len(b.later); i++ { // callbacks may append
-			if st := b.state(b.later[i]); st != nil {
-				b.serveRecv(st, fn)
-			}
-		}
-		b.later = b.later[:0]
-		batch := b.ready
-		b.ready = b.spare[:0]
-		for i := range batch {
-			fn(&batch[i])
-			batch[i] = Completion{}
-		}
-		b.spare = batch[:0]
+// serveLater serves tag's receive at delivery (serveRecv).
+func (b *uringBackend) serveLater(tag Tag, fn func(*Completion)) {
+	if st := b.state(tag); st != nil {
+		b.serveRecv(st, fn)
 	}
 }
 
@@ -356,12 +343,6 @@ func (b *uringBackend) flushBufs() {
 		b.br.Publish()
 		b.publish = false
 	}
-}
-
-func (b *uringBackend) deliver(c Completion, fn func(*Completion)) {
-	b.cur = c
-	fn(&b.cur)
-	b.cur = Completion{}
 }
 
 // Close cancels every operation and waits, briefly, for their last
