@@ -48,14 +48,29 @@
 //     accepts among them produced are closed, so none leaks.
 //
 // At most one operation of the receive side (Recv, RecvFrom, Accept) and
-// one of the send side (Send) may be in flight per tag. A completion's Err
+// one Send may be in flight per tag. A completion's Err
 // is the raw errno (0 on success): EAGAIN never escapes, ECANCELED marks a
 // cancelled operation and NoSpace a nil-buffer receive for which the
 // Provider had no space; the caller resubmits it when space is back.
 //
-// Kernel-visible data (the epoll event's data word, io_uring's user_data)
-// carries a Tag, a slot index and a generation number, never a Go pointer;
-// events whose generation is stale are dropped.
+// # Memory the kernel sees
+//
+// The words that name an operation to the kernel (the epoll event's data
+// word, io_uring's user_data) carry a Tag, a slot index and a generation
+// number, never a Go pointer; events whose generation is stale are
+// dropped. kqueue's udata is pointer-typed, so its events carry the
+// descriptor instead (kqueue_bsd.go).
+//
+// Buffer addresses are another matter on io_uring: the entry of a send,
+// or of a receive into the caller's buffer, carries that buffer's address
+// in the Go heap, and a sendmsg's the address of a Go msghdr and its
+// vector (a nil-buffer receive uses the ring's own buffers, outside the
+// heap). The backend keeps that memory referenced (in the tag's state,
+// or in an orphan record once the tag is removed) until the operation's
+// last completion, so the garbage collector can neither free nor reuse it
+// while the kernel may read or write it; and Go's heap does not move
+// objects, so the address stays valid. A backend closed before the
+// kernel let go keeps the memory for good (keepForever).
 package poller
 
 import (

@@ -34,7 +34,11 @@ import (
 //   - Wake writes an eventfd that the ring always has a read pending on.
 //
 // user_data carries the tag's slot, 24 bits of its generation and the
-// kind of operation (ud), never a Go pointer.
+// kind of operation (ud), never a Go pointer. An entry's address fields
+// do point into Go memory (a receive's or send's buffer, a sendmsg's
+// msghdr): the tag's state, or an orphan record once the tag is removed,
+// keeps that memory referenced until the operation's last completion
+// (see "Memory the kernel sees" in poller.go).
 type uringBackend struct {
 	r       *uring.Ring
 	br      *uring.BufRing
