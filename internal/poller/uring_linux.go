@@ -239,7 +239,7 @@ func (b *uringBackend) Wait(timeout time.Duration, fn func(*Completion)) error {
 		return b.err
 	}
 	if b.pending() || len(b.backlog) > 0 {
-		timeout = 0 // a backlog the kernel refused is retried at once
+		timeout = 0 // completions to deliver, or a backlog the kernel refused: no blocking
 	}
 	b.flushBufs()
 	if err := b.r.Wait(timeout); err != nil {
