@@ -410,3 +410,32 @@ func TestUnconsumed(t *testing.T) {
 	}
 	want("all consumed again")
 }
+
+// TestCloseUnregistersRingFD: Close releases the ring's registration
+// with its thread (RegisterRingFD). The kernel keeps at most 16 per
+// thread, and a registration holds the ring: a loop thread that set up
+// and closed rings would otherwise keep every one of them allocated,
+// and fail to register the 17th.
+func TestCloseUnregistersRingFD(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for i := range 20 {
+		r, err := uring.Setup(uring.Config{Entries: 8})
+		if errors.Is(err, uring.ErrUnavailable) {
+			t.Skipf("io_uring unavailable: %v", err)
+		}
+		if err != nil {
+			t.Fatalf("Setup: %v", err)
+		}
+		err = r.Enable()
+		if err == nil {
+			err = r.RegisterRingFD()
+		}
+		if cerr := r.Close(); cerr != nil {
+			t.Fatalf("ring %d: Close: %v", i, cerr)
+		}
+		if err != nil {
+			t.Fatalf("ring %d on one thread: %v", i, err)
+		}
+	}
+}
