@@ -9,7 +9,6 @@ package poller_test
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -41,16 +40,23 @@ func openSmallURing(t *testing.T, p poller.Provider) poller.Backend {
 	return be
 }
 
-// refuseEnter makes every io_uring_enter(2) fail with errno without
-// reaching the kernel, until stop is called or t ends (before the
-// cleanups registered earlier, such as openSmallURing's Close).
-func refuseEnter(t *testing.T, errno syscall.Errno) (stop func()) {
-	t.Helper()
-	var once sync.Once
-	restore := uring.Inject(uring.Hooks{Enter: func(uint32) syscall.Errno { return errno }})
-	stop = func() { once.Do(restore) }
-	t.Cleanup(stop)
-	return stop
+// enterSpy counts the calls of io_uring_enter(2) and, while refuse is
+// set, fails them with it without reaching the kernel. The backends of
+// these tests run on the test's goroutine, so it needs no lock.
+type enterSpy struct {
+	calls  int
+	refuse syscall.Errno
+}
+
+// spyEnter installs an enterSpy until t ends (before the cleanups
+// registered earlier, such as openSmallURing's Close).
+func spyEnter(t *testing.T) *enterSpy {
+	s := &enterSpy{}
+	t.Cleanup(uring.Inject(uring.Hooks{Enter: func(uint32) syscall.Errno {
+		s.calls++
+		return s.refuse
+	}}))
+	return s
 }
 
 // noPanic runs f and fails t if it panics.
@@ -75,7 +81,8 @@ func TestURingKernelRefuses(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			checkFDs(t)
 			be := openSmallURing(t, nil)
-			stop := refuseEnter(t, errno)
+			spy := spyEnter(t)
+			spy.refuse = errno
 			const n = smallRing // pairs with a receive and a send each: twice the ring
 			pairs := make([][2]int, n+1)
 			bufs := make([][]byte, n+1)
@@ -101,7 +108,7 @@ func TestURingKernelRefuses(t *testing.T) {
 					}
 				}
 			})
-			stop()
+			spy.refuse = 0
 			rs := waitN(t, be, 2*n+1)
 			for _, r := range rs {
 				i := r.Tag.Slot()
@@ -135,7 +142,7 @@ func TestURingKernelRefuses(t *testing.T) {
 func TestURingEnterFails(t *testing.T) {
 	checkFDs(t)
 	be := openSmallURing(t, nil)
-	refuseEnter(t, unix.EEXIST)
+	spyEnter(t).refuse = unix.EEXIST
 	var fds [][2]int
 	noPanic(t, func() {
 		for i := range 2 * smallRing {

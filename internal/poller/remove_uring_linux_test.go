@@ -4,33 +4,12 @@ package poller_test
 
 import (
 	"net"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/galeio/gale/internal/poller"
-	"github.com/galeio/gale/internal/uring"
 	"golang.org/x/sys/unix"
 )
-
-// enterSpy counts the calls of io_uring_enter(2) and, while refuse is
-// set, fails them with it without reaching the kernel. The backends of
-// these tests run on the test's goroutine, so it needs no lock.
-type enterSpy struct {
-	calls  int
-	refuse syscall.Errno
-}
-
-// spyEnter installs an enterSpy until t ends (before the cleanups
-// registered earlier, such as openSmallURing's Close).
-func spyEnter(t *testing.T) *enterSpy {
-	s := &enterSpy{}
-	t.Cleanup(uring.Inject(uring.Hooks{Enter: func(uint32) syscall.Errno {
-		s.calls++
-		return s.refuse
-	}}))
-	return s
-}
 
 // removeCase is one kind of operation for TestURingRemoveUnsubmitted.
 type removeCase struct {
@@ -76,7 +55,7 @@ func TestURingRemoveUnsubmitted(t *testing.T) {
 
 func testRemoveUnsubmitted(t *testing.T, c removeCase, where string) {
 	checkFDs(t)
-	_, stdin := unix.FcntlInt(0, unix.F_GETFD, 0)
+	_, fd0Err := unix.FcntlInt(0, unix.F_GETFD, 0) // whether descriptor 0 is open
 	be := openSmallURing(t, c.prov)
 	if c.zc && !be.(poller.ZeroCopier).SetZeroCopy(1) {
 		t.Skip("this kernel has no IORING_OP_SEND_ZC")
@@ -106,7 +85,7 @@ func testRemoveUnsubmitted(t *testing.T, c removeCase, where string) {
 	wantNothing(t, be)
 	check()
 	waitOutstanding(t, be, fill)
-	if _, err := unix.FcntlInt(0, unix.F_GETFD, 0); stdin == nil && err != nil {
+	if _, err := unix.FcntlInt(0, unix.F_GETFD, 0); fd0Err == nil && err != nil {
 		t.Errorf("descriptor 0 was closed: %v", err)
 	}
 }
