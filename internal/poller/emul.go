@@ -40,22 +40,13 @@ type emul struct {
 	kind Kind
 	fds  fdTable      // indexed by tag slot
 	iov  []unix.Iovec // write's scratch: used and cleared within one call
-	// ready holds completions produced outside event handling (immediate
-	// results, cancellations); spare is its double buffer.
-	ready, spare []Completion
-	// later holds tags whose nil-buffer receive is to be tried when
-	// completions are delivered: a provided buffer is taken, filled and
-	// handed to the callback with no other receive in between, so a
-	// Provider may reuse its space as soon as the callback returns.
-	later []Tag
-	evs   []event
+	// completions: later holds nil-buffer receives, tried at delivery
+	// (serveLater).
+	completions
+	evs []event
 	// skipped counts Waits in a row that delivered queued completions
 	// without polling.
 	skipped int
-	// cur holds a completion while its callback runs: passing the address
-	// of a local to a function value would move it to the heap on every
-	// receive. Callbacks never reenter delivery, so one suffices.
-	cur Completion
 }
 
 // fdState is what emul knows of one tag: the operation in flight on each
@@ -81,11 +72,10 @@ type fdState struct {
 	cancel  bool // the receive is cancelled once its deferred attempt is made
 
 	rop     Op     // receive side in flight: OpRecv, OpRecvFrom, OpAccept, or 0
-	sop     Op     // send side in flight: OpSend, OpSendTo, OpConnect, or 0
+	sop     Op     // send side in flight: OpSend, or 0
 	recvBuf []byte // nil for OpRecv: use the Provider
 
 	sendBufs [][]byte
-	sendTo   unix.Sockaddr
 	sent     int // bytes of sendBufs already written
 }
 
@@ -147,7 +137,7 @@ func (e *emul) Remove(tag Tag) error {
 		return nil
 	}
 	st.live = false
-	st.recvBuf, st.sendBufs, st.sendTo = nil, nil, nil
+	st.recvBuf, st.sendBufs = nil, nil
 	return e.rd.del(st.fd)
 }
 
@@ -194,19 +184,6 @@ func (e *emul) Send(tag Tag, bufs [][]byte) {
 	e.kickSend(st)
 }
 
-func (e *emul) SendTo(tag Tag, buf []byte, to unix.Sockaddr) {
-	st := e.submit(tag, OpSendTo)
-	st.sendBufs, st.sendTo, st.sent = [][]byte{buf}, to, 0
-	e.kickSend(st)
-}
-
-// Connect never tries at once: SO_ERROR reads 0 while the connection is
-// still in progress. The socket was added just before, edge-triggered for
-// writability, so the edge of the finished connect cannot be missed.
-func (e *emul) Connect(tag Tag) {
-	e.submit(tag, OpConnect)
-}
-
 func (e *emul) kickRecv(st *fdState) {
 	if st.rop == OpRecv && st.recvBuf == nil {
 		e.later = append(e.later, st.tag)
@@ -247,7 +224,7 @@ func (e *emul) Cancel(tag Tag, op Op) {
 		c, done := e.trySend(st)
 		if !done {
 			c = Completion{Tag: tag, Op: op, N: st.sent, Err: unix.ECANCELED, BufID: -1}
-			st.sop, st.sendBufs, st.sendTo = 0, nil, nil
+			st.sop, st.sendBufs = 0, nil
 		}
 		e.ready = append(e.ready, c)
 	}
@@ -267,10 +244,10 @@ const maxSkips = 4
 
 func (e *emul) Wait(timeout time.Duration, fn func(*Completion)) error {
 	msec := -1
-	if len(e.ready) > 0 || len(e.later) > 0 {
+	if e.pending() {
 		if e.skipped < maxSkips {
 			e.skipped++
-			e.deliverReady(fn)
+			e.drain(fn, e.serveLater)
 			return nil
 		}
 		msec = 0
@@ -283,40 +260,27 @@ func (e *emul) Wait(timeout time.Duration, fn func(*Completion)) error {
 	if err != nil {
 		return err
 	}
-	e.deliverReady(fn)
+	e.drain(fn, e.serveLater)
 	for _, ev := range evs {
 		e.handle(ev, fn)
 	}
 	// Callbacks may have submitted operations that completed at once.
-	e.deliverReady(fn)
+	e.drain(fn, e.serveLater)
 	return nil
 }
 
-// deliverReady tries the deferred receives and hands out the queued
-// completions. Callbacks may queue more; those are delivered too before it
-// returns.
-func (e *emul) deliverReady(fn func(*Completion)) {
-	for len(e.ready) > 0 || len(e.later) > 0 {
-		for i := 0; i < len(e.later); i++ { // callbacks may append
-			st := e.state(e.later[i])
-			if st == nil || st.rop != OpRecv || (st.drained && !st.cancel) {
-				continue
-			}
-			if c, done := e.tryRecv(st); done {
-				st.cancel = false
-				e.deliver(c, fn)
-			} else if st.cancel {
-				e.deliver(e.cancelRecv(st), fn)
-			}
-		}
-		e.later = e.later[:0]
-		batch := e.ready
-		e.ready = e.spare[:0]
-		for i := range batch {
-			fn(&batch[i])
-			batch[i] = Completion{}
-		}
-		e.spare = batch[:0]
+// serveLater tries tag's deferred nil-buffer receive, and ends it if it
+// was cancelled and found nothing.
+func (e *emul) serveLater(tag Tag, fn func(*Completion)) {
+	st := e.state(tag)
+	if st == nil || st.rop != OpRecv || (st.drained && !st.cancel) {
+		return
+	}
+	if c, done := e.tryRecv(st); done {
+		st.cancel = false
+		e.deliver(c, fn)
+	} else if st.cancel {
+		e.deliver(e.cancelRecv(st), fn)
 	}
 }
 
@@ -348,12 +312,6 @@ func (e *emul) handle(ev event, fn func(*Completion)) {
 			}
 		}
 	}
-}
-
-func (e *emul) deliver(c Completion, fn func(*Completion)) {
-	e.cur = c
-	fn(&e.cur)
-	e.cur = Completion{}
 }
 
 func (e *emul) Wake() error { return e.rd.wake() }

@@ -90,51 +90,14 @@ func (e *emul) accept(st *fdState) (Completion, bool) {
 	}
 }
 
-// trySend performs the send-side operation of st and reports its
-// completion once it is finished; done is false while it stays parked.
+// trySend performs st's send and reports its completion once it is
+// finished; done is false while it stays parked.
 func (e *emul) trySend(st *fdState) (c Completion, done bool) {
-	switch st.sop {
-	case OpConnect:
-		c, done = e.connected(st), true
-	case OpSendTo:
-		c, done = e.sendTo(st)
-	default:
-		c, done = e.send(st)
-	}
+	c, done = e.send(st)
 	if done {
-		st.sop, st.sendBufs, st.sendTo = 0, nil, nil
+		st.sop, st.sendBufs = 0, nil
 	}
 	return c, done
-}
-
-func (e *emul) connected(st *fdState) Completion { return connected(st.fd, st.tag) }
-
-// connected completes a connect on fd with its SO_ERROR (connect(2)).
-func connected(fd int, tag Tag) Completion {
-	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
-	errno := errnoOf(err)
-	if errno == 0 {
-		errno = syscall.Errno(v)
-	}
-	return Completion{Tag: tag, Op: OpConnect, Err: errno, BufID: -1}
-}
-
-func (e *emul) sendTo(st *fdState) (Completion, bool) {
-	buf := st.sendBufs[0]
-	for {
-		err := unix.Sendto(st.fd, buf, 0, st.sendTo)
-		switch errno := errnoOf(err); errno {
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			st.full = true
-			return Completion{}, false
-		case 0:
-			return Completion{Tag: st.tag, Op: OpSendTo, N: len(buf), BufID: -1}, true
-		default:
-			return Completion{Tag: st.tag, Op: OpSendTo, Err: errno, BufID: -1}, true
-		}
-	}
 }
 
 // send writes as much of st's send as the socket takes, and completes once

@@ -27,10 +27,9 @@ const epollEvents = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLE
 // a loop with nothing to do parks there like any goroutine blocked in
 // package net, then collects its events with a zero timeout. A loop
 // blocked in the system call would instead hold an OS thread and leave its
-// P to be retaken, and each wake-up would cost a thread hand-off. Measured
-// with galebench's 50-connection ping-pong on 2 cores, alternating the two
-// modes: parked, 99-107k msg/s at 7.9-8.7 µs of server CPU per message;
-// blocked, 77-82k msg/s at 9.2-9.8 µs.
+// P to be retaken, and each wake-up would cost a thread hand-off, which
+// made the blocking loop the slower of the two in request-response
+// exchanges (the figures are in ARCHITECTURE.md).
 type epoll struct {
 	epfd int
 	// wakefd is the eventfd(2) wake writes. wake runs on any goroutine, so

@@ -43,3 +43,28 @@ func StuckOrphans() int {
 	defer stuck.Unlock()
 	return len(stuck.orphans)
 }
+
+// OpenURingSized opens the io_uring backend with a submission queue of
+// entries (a power of 2); tests only.
+func OpenURingSized(p Provider, entries uint32) (Backend, error) {
+	b, err := newURing(p, entries)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Outstanding returns the io_uring backend's operations whose last
+// completion is pending, the wake-up's read aside, and its orphan
+// records; zeros for another backend.
+func Outstanding(be Backend) (ops, orphans int) {
+	b, ok := be.(*uringBackend)
+	if !ok {
+		return 0, 0
+	}
+	ops = b.inflight
+	if b.wakeArm {
+		ops--
+	}
+	return ops, len(b.orphans)
+}

@@ -128,45 +128,11 @@ func testAccept(t *testing.T) {
 	}
 }
 
-// TestConnect: Connect completes with SO_ERROR: 0 for a listening port,
-// ECONNREFUSED for a closed one.
-func TestConnect(t *testing.T) { backendtest.Run(t, testConnect) }
-
-func testConnect(t *testing.T) {
-	checkFDs(t)
-	_, addr := listener(t)
-	// A port with nothing listening: bind one and never listen.
-	closedAddr := bound(t, rawSocket(t, unix.SOCK_STREAM))
-	be := open(t, nil)
-	for i, tc := range []struct {
-		to   *unix.SockaddrInet4
-		want unix.Errno
-	}{
-		{addr, 0},
-		{closedAddr, unix.ECONNREFUSED},
-	} {
-		fd := rawSocket(t, unix.SOCK_STREAM)
-		tag := poller.MakeTag(uint32(i), 1)
-		if err := be.Add(fd, tag, true); err != nil {
-			t.Fatal(err)
-		}
-		err := unix.Connect(fd, tc.to)
-		if err != nil && err != unix.EINPROGRESS && err != tc.want {
-			t.Fatalf("connect(%v) = %v", tc.to, err)
-		}
-		be.Connect(tag)
-		r := waitOne(t, be)
-		if r.Tag != tag || r.Op != poller.OpConnect || r.Err != tc.want {
-			t.Fatalf("connect to port %d: completion %v, want Err %v", tc.to.Port, r, tc.want)
-		}
-	}
-}
-
-// TestRecvFromSendTo: datagrams with addresses, both ways, including an
+// TestRecvFrom: datagrams with their source addresses, including an
 // empty one.
-func TestRecvFromSendTo(t *testing.T) { backendtest.Run(t, testRecvFromSendTo) }
+func TestRecvFrom(t *testing.T) { backendtest.Run(t, testRecvFrom) }
 
-func testRecvFromSendTo(t *testing.T) {
+func testRecvFrom(t *testing.T) {
 	checkFDs(t)
 	a := rawSocket(t, unix.SOCK_DGRAM)
 	aAddr := bound(t, a)
@@ -199,22 +165,10 @@ func testRecvFromSendTo(t *testing.T) {
 		}
 	}
 
-	be.SendTo(tagA, []byte("yo"), bAddr)
-	r := waitOne(t, be)
-	if r.Op != poller.OpSendTo || r.Err != 0 || r.N != 2 {
-		t.Fatalf("SendTo completion = %v, want N 2", r)
-	}
-	buf := make([]byte, 64)
-	waitReadable(t, b)
-	n, src, err := unix.Recvfrom(b, buf, 0)
-	if err != nil || string(buf[:n]) != "yo" || src.(*unix.SockaddrInet4).Port != aAddr.Port {
-		t.Fatalf("peer got %q from %v (%v), want \"yo\" from port %d", buf[:n], src, err, aAddr.Port)
-	}
-
 	// A parked RecvFrom can be cancelled.
 	be.RecvFrom(tagA, make([]byte, 64))
 	be.Cancel(tagA, poller.OpRecvFrom)
-	r = waitOne(t, be)
+	r := waitOne(t, be)
 	if r.Op != poller.OpRecvFrom || r.Err != unix.ECANCELED || r.N != 0 {
 		t.Fatalf("cancelled RecvFrom = %v, want ECANCELED, N 0", r)
 	}

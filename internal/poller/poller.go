@@ -28,12 +28,8 @@
 //     with N set to the new descriptor (non-blocking, close-on-exec) and
 //     From to the peer's address, or with an error such as EMFILE; the
 //     caller resubmits for the next connection.
-//   - Connect(tag) waits for the non-blocking connect(2) in progress on
-//     the tag's socket to finish. It completes with the socket's SO_ERROR
-//     as Err (0: connected).
 //   - RecvFrom(tag, buf) receives one datagram into buf (never a provided
 //     buffer), with From set to its source.
-//   - SendTo(tag, buf, to) sends buf as one datagram to to.
 //   - Cancel(tag, op) ends an operation in flight after one last
 //     non-blocking attempt: data already there, or send space, still
 //     counts. It then completes with ECANCELED and the progress made so
@@ -42,20 +38,39 @@
 //     called, or timeout passes (a negative timeout waits for ever), then
 //     calls fn once for every ready completion, in order. fn may submit more
 //     operations; their completions are delivered by this or the next Wait.
+//     An error means the backend cannot go on (every later Wait returns
+//     it too): the caller stops and closes it. A backend never panics on
+//     a system call's result; submitting never fails, and a failure to
+//     submit is reported by Wait.
 //   - Wake makes a blocked or the next Wait return. Safe from any goroutine.
 //   - Close releases the backend. Descriptors still added are not closed;
 //     completions not yet delivered are dropped, and the descriptors that
 //     accepts among them produced are closed, so none leaks.
 //
 // At most one operation of the receive side (Recv, RecvFrom, Accept) and
-// one of the send side (Send, SendTo, Connect) may be in flight per tag. A completion's Err
+// one Send may be in flight per tag. A completion's Err
 // is the raw errno (0 on success): EAGAIN never escapes, ECANCELED marks a
 // cancelled operation and NoSpace a nil-buffer receive for which the
 // Provider had no space; the caller resubmits it when space is back.
 //
-// Kernel-visible data (the epoll event's data word, io_uring's user_data)
-// carries a Tag, a slot index and a generation number, never a Go pointer;
-// events whose generation is stale are dropped.
+// # Memory the kernel sees
+//
+// The words that name an operation to the kernel (the epoll event's data
+// word, io_uring's user_data) carry a Tag, a slot index and a generation
+// number, never a Go pointer; events whose generation is stale are
+// dropped. kqueue's udata is pointer-typed, so its events carry the
+// descriptor instead (kqueue_bsd.go).
+//
+// Buffer addresses are another matter on io_uring: the entry of a send,
+// or of a receive into the caller's buffer, carries that buffer's address
+// in the Go heap, and a sendmsg's the address of a Go msghdr and its
+// vector (a nil-buffer receive uses the ring's own buffers, outside the
+// heap). The backend keeps that memory referenced (in the tag's state,
+// or in an orphan record once the tag is removed) until the operation's
+// last completion, so the garbage collector can neither free nor reuse it
+// while the kernel may read or write it; and Go's heap does not move
+// objects, so the address stays valid. A backend closed before the
+// kernel let go keeps the memory for good (keepForever).
 package poller
 
 import (
@@ -92,9 +107,7 @@ const (
 	OpRecv Op = 1 + iota
 	OpSend
 	OpAccept
-	OpConnect
 	OpRecvFrom
-	OpSendTo
 )
 
 // side tells which half of a descriptor an operation occupies.
@@ -138,9 +151,7 @@ type Backend interface {
 	Recv(tag Tag, buf []byte)
 	Send(tag Tag, bufs [][]byte)
 	Accept(tag Tag)
-	Connect(tag Tag)
 	RecvFrom(tag Tag, buf []byte)
-	SendTo(tag Tag, buf []byte, to unix.Sockaddr)
 	Cancel(tag Tag, op Op)
 	Wait(timeout time.Duration, fn func(*Completion)) error
 	Wake() error

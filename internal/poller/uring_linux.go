@@ -29,12 +29,16 @@ import (
 //     several, with MSG_WAITALL on streams; a short completion is
 //     resubmitted for the rest. With SetZeroCopy, large stream sends are
 //     their zero-copy forms (uring_zc_linux.go).
-//   - Connect, and the datagram operations, wait with IORING_OP_POLL_ADD
-//     and then make the system call.
+//   - RecvFrom waits with IORING_OP_POLL_ADD and then makes the system
+//     call.
 //   - Wake writes an eventfd that the ring always has a read pending on.
 //
 // user_data carries the tag's slot, 24 bits of its generation and the
-// kind of operation (ud), never a Go pointer.
+// kind of operation (ud), never a Go pointer. An entry's address fields
+// do point into Go memory (a receive's or send's buffer, a sendmsg's
+// msghdr): the tag's state, or an orphan record once the tag is removed,
+// keeps that memory referenced until the operation's last completion
+// (see "Memory the kernel sees" in poller.go).
 type uringBackend struct {
 	r       *uring.Ring
 	br      *uring.BufRing
@@ -48,19 +52,22 @@ type uringBackend struct {
 	wakeBuf []byte  // eventfd reads land here (anonymous mapping)
 	wakeArm bool
 
+	backlog []uring.SQE // entries prepared while the ring was full, oldest first (uring_submit_linux.go)
+	err     error       // the failure that ended the backend, returned by every Wait
+
 	inflight int                // submitted operations whose last completion is pending
 	orphans  map[uint64]*orphan // operations of removed tags, keeping their buffers
 	bufOff   []int              // per provided buffer: bytes the kernel filled so far (incremental)
 	publish  bool               // buffers were returned to the ring since the last Publish
 
-	ready, spare []Completion        // completions made outside completion handling
-	later        []Tag               // receives to serve from spilled data
-	idle         []Tag               // multishots whose owner may have stopped: checked at batch end
-	starved      []Tag               // multishot receives ended by ENOBUFS: re-armed at batch end
-	iov          []unix.Iovec        // scratch of the last attempt at cancelled sends
-	faults       map[uint64]injected // tests: injected failures by user_data (uring_fault_linux.go)
-	cur          Completion          // see emul.cur
-	spares       [][]byte            // emptied spill arrays, for the next spill (emptySpill)
+	// completions: later holds receives served at delivery (serveLater):
+	// from spilled data, or a cancelled one's last attempt.
+	completions
+	idle    []Tag               // multishots whose owner may have stopped: checked at batch end
+	starved []Tag               // multishot receives ended by ENOBUFS: re-armed at batch end
+	iov     []unix.Iovec        // scratch of the last attempt at cancelled sends
+	faults  map[uint64]injected // tests: injected failures by user_data (uring_fault_linux.go)
+	spares  [][]byte            // emptied spill arrays, for the next spill (emptySpill)
 
 	zcMin             int // stream sends of at least this many bytes are zero-copy; 0 none
 	zcSends, zcCopied int // zero-copy sends made, and those the kernel copied after all
@@ -86,7 +93,17 @@ var bufShapes = [2]struct{ count, size int }{
 // openURing returns the io_uring backend, or an error wrapping
 // uring.ErrUnavailable where io_uring cannot be used.
 func openURing(p Provider) (Backend, error) {
-	r, err := uring.Setup(uring.Config{Entries: ringEntries, CQEntries: ringCQ})
+	b, err := newURing(p, ringEntries)
+	if err != nil {
+		return nil, err // not a nil *uringBackend in a non-nil Backend
+	}
+	return b, nil
+}
+
+// newURing is openURing with a submission queue of entries (tests make
+// it small, to fill it).
+func newURing(p Provider, entries uint32) (*uringBackend, error) {
+	r, err := uring.Setup(uring.Config{Entries: entries, CQEntries: ringCQ})
 	if err != nil {
 		return nil, err
 	}
@@ -145,38 +162,19 @@ func (b *uringBackend) bufSize(size int) int {
 }
 
 // bind makes the calling goroutine the ring's owner: it stays locked to
-// its thread until Close.
-func (b *uringBackend) bind() error {
+// its thread until Close. A ring that cannot be enabled fails the
+// backend (see fail).
+func (b *uringBackend) bind() {
 	runtime.LockOSThread()
 	b.bound = true
 	if err := b.r.Enable(); err != nil {
-		return err
+		b.fail(err)
+		return
 	}
 	// A registered ring descriptor spares each io_uring_enter a file
 	// lookup; it is an optimisation, so a failure is not fatal.
 	_ = b.r.RegisterRingFD()
 	b.armWake()
-	return nil
-}
-
-// sqe returns a free submission entry, submitting the queue first if it
-// is full.
-func (b *uringBackend) sqe(data ud) *uring.SQE {
-	if !b.bound {
-		if err := b.bind(); err != nil {
-			panic("poller: io_uring: " + err.Error())
-		}
-	}
-	e := b.r.SQE()
-	if e == nil {
-		b.r.Submit()
-		if e = b.r.SQE(); e == nil {
-			panic("poller: io_uring submission queue stuck")
-		}
-	}
-	e.UserData = uint64(data)
-	b.inflight++
-	return e
 }
 
 func (b *uringBackend) armWake() {
@@ -217,55 +215,6 @@ func (b *uringBackend) state(tag Tag) *urState {
 	return st
 }
 
-// Remove cancels what the kernel still runs for tag. The buffers those
-// operations use stay referenced, as orphans, until their last
-// completion; descriptors accepted for tag and not yet taken are closed.
-//
-// It submits the queue before it returns: an entry still waiting there
-// names the descriptor by number, which the caller closes next and the
-// next socket (an accept, even one the kernel makes meanwhile for a
-// multishot) may take; submitted, the operation holds the file it meant.
-func (b *uringBackend) Remove(tag Tag) error {
-	st := b.state(tag)
-	if st == nil {
-		return nil
-	}
-	st.live = false
-	if st.rk == kRecv {
-		b.orphan(makeUD(tag, st.rk), &orphan{buf: st.rbuf})
-	} else if st.rk != 0 {
-		b.cancel(makeUD(tag, st.rk)) // no Go memory: the ring's buffers, or none
-	}
-	st.rk = 0
-	if st.sk != 0 {
-		if st.zc {
-			b.zcReset(st)
-		}
-		b.orphan(makeUD(tag, st.sk), &orphan{bufs: st.sbufs, msg: st.msg})
-		st.sk, st.msg = 0, nil
-	}
-	for _, fd := range st.accepted {
-		sock.Close(fd)
-	}
-	// The slot keeps no spill: it may stay unused for long, and a burst
-	// may have grown the spill to megabytes.
-	st.accepted, st.spill, st.spillOff = st.accepted[:0], nil, 0
-	st.rbuf, st.sbufs, st.sto = nil, nil, nil
-	if b.r.Pending() > 0 {
-		return b.r.Submit()
-	}
-	return nil
-}
-
-// orphan keeps o alive until the last completion of data, and cancels it.
-func (b *uringBackend) orphan(data ud, o *orphan) {
-	if b.orphans == nil {
-		b.orphans = make(map[uint64]*orphan)
-	}
-	b.orphans[uint64(data)] = o
-	b.cancel(data)
-}
-
 func (b *uringBackend) Wake() error {
 	fd, ok := b.wakefd.Acquire()
 	if !ok {
@@ -281,20 +230,25 @@ func (b *uringBackend) Wake() error {
 
 func (b *uringBackend) Wait(timeout time.Duration, fn func(*Completion)) error {
 	if !b.bound {
-		if err := b.bind(); err != nil {
-			return err
-		}
+		b.bind()
 	}
-	if len(b.ready) > 0 || len(b.later) > 0 {
-		timeout = 0
+	if b.err == nil {
+		b.flush()
+	}
+	if b.err != nil {
+		return b.err
+	}
+	if b.pending() || len(b.backlog) > 0 {
+		timeout = 0 // completions to deliver, or a backlog the kernel refused: no blocking
 	}
 	b.flushBufs()
 	if err := b.r.Wait(timeout); err != nil {
+		b.fail(err)
 		return err
 	}
-	b.deliverReady(fn)
+	b.drain(fn, b.serveLater)
 	b.reap(fn)
-	b.deliverReady(fn)
+	b.drain(fn, b.serveLater)
 	b.batchEnd()
 	return nil
 }
@@ -342,8 +296,8 @@ func (b *uringBackend) handle(c uring.CQE, fn func(*Completion)) {
 		b.orphaned(data, c)
 		return
 	}
-	switch data.kind() {
-	case kRecv, kRecvMulti, kRecvOne, kAccept, kPollIn:
+	switch {
+	case data.recvSide():
 		if st.rk != data.kind() {
 			b.orphaned(data, c)
 			return
@@ -358,38 +312,10 @@ func (b *uringBackend) handle(c uring.CQE, fn func(*Completion)) {
 	}
 }
 
-// orphaned disposes of a completion whose owner is gone: a provided
-// buffer goes back to the ring, an accepted descriptor is closed, and an
-// orphan's buffers are released with its last completion.
-func (b *uringBackend) orphaned(data ud, c uring.CQE) {
-	if c.Flags&uring.CQEFBuffer != 0 {
-		b.consumed(c)
-	}
-	if data.kind() == kAccept && c.Res >= 0 {
-		sock.Close(int(c.Res))
-	}
-	if c.Flags&uring.CQEFMore == 0 {
-		delete(b.orphans, uint64(data))
-	}
-}
-
-// deliverReady hands out the completions made outside completion
-// handling, and serves receives from spilled data, until none are left.
-func (b *uringBackend) deliverReady(fn func(*Completion)) {
-	for len(b.ready) > 0 || len(b.later) > 0 {
-		for i := 0; i < len(b.later); i++ { // callbacks may append
-			if st := b.state(b.later[i]); st != nil {
-				b.serveRecv(st, fn)
-			}
-		}
-		b.later = b.later[:0]
-		batch := b.ready
-		b.ready = b.spare[:0]
-		for i := range batch {
-			fn(&batch[i])
-			batch[i] = Completion{}
-		}
-		b.spare = batch[:0]
+// serveLater serves tag's receive at delivery (serveRecv).
+func (b *uringBackend) serveLater(tag Tag, fn func(*Completion)) {
+	if st := b.state(tag); st != nil {
+		b.serveRecv(st, fn)
 	}
 }
 
@@ -423,12 +349,6 @@ func (b *uringBackend) flushBufs() {
 	}
 }
 
-func (b *uringBackend) deliver(c Completion, fn func(*Completion)) {
-	b.cur = c
-	fn(&b.cur)
-	b.cur = Completion{}
-}
-
 // Close cancels every operation and waits, briefly, for their last
 // completions, so that no buffer is written after it returns; then it
 // releases the ring.
@@ -443,6 +363,7 @@ func (b *uringBackend) Close() error {
 		}
 		deadline := time.Now().Add(time.Second)
 		for b.inflight > 0 && time.Now().Before(deadline) {
+			b.flush()
 			if err := b.r.Wait(10 * time.Millisecond); err != nil {
 				break
 			}

@@ -192,10 +192,11 @@ const (
 )
 
 // emptySpill forgets st's spilled data, all served, and gives its array
-// to the backend's spares: thousands of connections that each spilled
-// once must not each keep an array (8,192 echoing connections held 18 KiB
-// each). An array past the bound is dropped: one burst can spill a whole
-// batch of the ring's buffers (megabytes).
+// to the backend's spares: a connection that spilled once must not keep
+// an array, or the memory held grows with the connections that ever
+// spilled instead of with those spilling now. An array past the bound is
+// dropped: one burst can spill a whole batch of the ring's buffers
+// (megabytes).
 func (b *uringBackend) emptySpill(st *urState) {
 	st.spillOff = 0
 	if cap(st.spill) <= spillMax && len(b.spares) < maxSpares {

@@ -20,23 +20,6 @@ func (b *uringBackend) Send(tag Tag, bufs [][]byte) {
 	b.armSend(st)
 }
 
-func (b *uringBackend) SendTo(tag Tag, buf []byte, to unix.Sockaddr) {
-	st := b.submitSend(tag, OpSendTo)
-	st.sbufs, st.sto, st.sent = [][]byte{buf}, to, 0
-	b.kickSendTo(st)
-}
-
-// Connect waits for writability, then reads SO_ERROR (connect(2)).
-func (b *uringBackend) Connect(tag Tag) {
-	b.armPollOut(b.submitSend(tag, OpConnect))
-}
-
-func (b *uringBackend) armPollOut(st *urState) {
-	e := b.sqe(makeUD(st.tag, kPollOut))
-	e.Opcode, e.FD, e.OpFlags = uring.OpPollAdd, int32(st.fd), unix.POLLOUT
-	st.sk = kPollOut
-}
-
 // sendFlags: no SIGPIPE, and on a stream the kernel itself retries until
 // every byte is queued (io_uring's net.c retries MSG_WAITALL sends).
 func sendFlags(stream bool) uint32 {
@@ -88,16 +71,6 @@ func (b *uringBackend) sendDone(st *urState, c uring.CQE, fn func(*Completion)) 
 		st.zc = false
 	}
 	st.sk, st.sstop = 0, false
-	if ud(c.UserData).kind() == kPollOut {
-		if st.scancel {
-			b.finishSend(st, b.lastSend(st), fn)
-		} else if st.sop == OpConnect {
-			b.finishSend(st, connected(st.fd, st.tag), fn)
-		} else {
-			b.kickSendTo(st)
-		}
-		return
-	}
 	var errno syscall.Errno
 	if c.Res > 0 {
 		st.sent += int(c.Res)
@@ -119,47 +92,19 @@ func (b *uringBackend) sendDone(st *urState, c uring.CQE, fn func(*Completion)) 
 	}
 }
 
-// kickSendTo tries a datagram send, or waits for space.
-func (b *uringBackend) kickSendTo(st *urState) {
-	for {
-		err := unix.Sendto(st.fd, st.sbufs[0], unix.MSG_DONTWAIT, st.sto)
-		switch errno := errnoOf(err); errno {
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			b.armPollOut(st)
-			return
-		case 0:
-			b.ready = append(b.ready, Completion{Tag: st.tag, Op: OpSendTo, N: len(st.sbufs[0]), BufID: -1})
-		default:
-			b.ready = append(b.ready, Completion{Tag: st.tag, Op: OpSendTo, Err: errno, BufID: -1})
-		}
-		st.sop, st.sbufs, st.sto = 0, nil, nil
-		return
-	}
-}
-
 // lastSend makes the last non-blocking attempt of a cancelled send: space
 // already there still counts.
 func (b *uringBackend) lastSend(st *urState) Completion {
-	c := Completion{Tag: st.tag, Op: st.sop, N: st.sent, Err: unix.ECANCELED, BufID: -1}
-	switch st.sop {
-	case OpSend:
-		for st.sent < st.total {
-			n, errno := b.writeRest(st)
-			if errno != 0 || n == 0 {
-				break
-			}
-			st.sent += n
+	for st.sent < st.total {
+		n, errno := b.writeRest(st)
+		if errno != 0 || n == 0 {
+			break
 		}
-		c.N = st.sent
-		if st.sent == st.total {
-			c.Err = 0
-		}
-	case OpSendTo:
-		if unix.Sendto(st.fd, st.sbufs[0], unix.MSG_DONTWAIT, st.sto) == nil {
-			c.N, c.Err = len(st.sbufs[0]), 0
-		}
+		st.sent += n
+	}
+	c := Completion{Tag: st.tag, Op: OpSend, N: st.sent, Err: unix.ECANCELED, BufID: -1}
+	if st.sent == st.total {
+		c.Err = 0
 	}
 	return c
 }
@@ -172,7 +117,7 @@ func (b *uringBackend) writeRest(st *urState) (n int, errno syscall.Errno) {
 
 // finishSend ends st's send and delivers c.
 func (b *uringBackend) finishSend(st *urState, c Completion, fn func(*Completion)) {
-	st.sop, st.sbufs, st.sto, st.scancel = 0, nil, nil, false
+	st.sop, st.sbufs, st.scancel = 0, nil, false
 	if st.msg != nil {
 		clear(st.msg.iov) // keep no buffer alive
 		st.msg.hdr = unix.Msghdr{}
@@ -211,7 +156,7 @@ func (b *uringBackend) Cancel(tag Tag, op Op) {
 	}
 	if st.sk == 0 {
 		c := b.lastSend(st)
-		st.sop, st.sbufs, st.sto, st.scancel = 0, nil, nil, false
+		st.sop, st.sbufs, st.scancel = 0, nil, false
 		b.ready = append(b.ready, c)
 		return
 	}

@@ -23,7 +23,6 @@ const (
 	kAccept                     // multishot accept
 	kPollIn                     // readiness wait of a datagram receive
 	kSend                       // send or sendmsg
-	kPollOut                    // readiness wait of a connect or datagram send
 	kWake                       // the wake-up eventfd's read
 	kCancel                     // an async cancel's own completion
 	kRecvOne                    // one-shot receive from the buffer ring
@@ -37,6 +36,16 @@ func makeUD(tag Tag, kind uint8) ud {
 
 func (d ud) kind() uint8  { return uint8(d >> 56) }
 func (d ud) slot() uint32 { return uint32(d) }
+
+// recvSide reports whether d's operation is on the receive side of its
+// tag.
+func (d ud) recvSide() bool {
+	switch d.kind() {
+	case kRecv, kRecvMulti, kRecvOne, kAccept, kPollIn:
+		return true
+	}
+	return false
+}
 
 // matches reports whether d belongs to tag's current owner.
 func (d ud) matches(tag Tag) bool {
@@ -75,7 +84,6 @@ type urState struct {
 	sbufs   [][]byte
 	sent    int
 	total   int
-	sto     unix.Sockaddr
 	msg     *urMsg
 	zres    int32 // a zero-copy send's result, held until its notification
 	zc      bool  // the send in flight is zero-copy (uring_zc_linux.go)

@@ -97,6 +97,7 @@ const (
 	regEnableRings = 12
 	regFiles2      = 13
 	regRingFDs     = 20
+	unregRingFDs   = 21
 	regPbufRing    = 22
 	unregPbufRing  = 23
 )

@@ -196,7 +196,7 @@ func (r *Ring) Enable() error {
 // RegisterRingFD registers the ring's descriptor with the calling thread
 // (Linux 5.18), which spares io_uring_enter(2) a file-table lookup. The
 // registration belongs to the thread: call it on the owner goroutine,
-// locked to its thread.
+// locked to its thread, which must also be the one to Close the ring.
 func (r *Ring) RegisterRingFD() error {
 	up := rsrcUpdate{offset: ^uint32(0), data: uint64(r.fd)}
 	if _, err := register(r.fd, regRingFDs, unsafe.Pointer(&up), 1); err != nil {
@@ -206,10 +206,27 @@ func (r *Ring) RegisterRingFD() error {
 	return nil
 }
 
+// unregisterRingFD releases RegisterRingFD's registration: the thread's
+// table holds a reference to the ring, which would otherwise stay
+// allocated until the thread exits (Go reuses threads), and has 16
+// slots (IO_RINGFD_REG_MAX), so a thread that set up rings one after
+// another could register no more.
+func (r *Ring) unregisterRingFD() {
+	if r.enterFlags&enterRegisteredRing == 0 {
+		return
+	}
+	up := rsrcUpdate{offset: uint32(r.enterFD)}
+	register(r.fd, unregRingFDs, unsafe.Pointer(&up), 1)
+	r.enterFD, r.enterFlags = r.fd, 0
+}
+
 // Close unmaps the rings and closes the descriptor. Operations still in
 // flight are cancelled by the kernel; buffers they referenced may be
-// reused once Close returns.
+// reused once Close returns. A ring whose descriptor was registered
+// (RegisterRingFD) must be closed on that thread: the registration is
+// released there.
 func (r *Ring) Close() error {
+	r.unregisterRingFD()
 	if r.sqeMem != nil {
 		unix.Munmap(r.sqeMem)
 		r.sqeMem, r.sqes = nil, nil

@@ -4,6 +4,7 @@ package uring_test
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"syscall"
 	"testing"
@@ -298,5 +299,143 @@ func TestSetupFallsBackOnEINVAL(t *testing.T) {
 	}
 	if len(tried) != 3 || tried[0]&uring.SetupSingleIssuer == 0 || tried[1]&uring.SetupCoopTaskrun == 0 {
 		t.Errorf("flags tried = %#x, want single-issuer, then coop-taskrun, then plain", tried)
+	}
+}
+
+// refuse makes the next n calls of io_uring_enter(2) fail with errno
+// without reaching the kernel, until t ends.
+func refuse(t *testing.T, n int, errno syscall.Errno) {
+	t.Helper()
+	restore := uring.Inject(uring.Hooks{Enter: func(uint32) syscall.Errno {
+		if n > 0 {
+			n--
+			return errno
+		}
+		return 0
+	}})
+	t.Cleanup(restore)
+}
+
+// nops prepares n NOPs with user data from first on, and reports whether
+// the queue had room for all of them.
+func nops(r *uring.Ring, first, n int) bool {
+	for i := range n {
+		e := r.SQE()
+		if e == nil {
+			return false
+		}
+		e.Opcode, e.UserData = uring.OpNop, uint64(first+i)
+	}
+	return true
+}
+
+// TestSubmitRefused: entries the kernel did not take because
+// io_uring_enter(2) failed with EAGAIN or EBUSY stay queued: the next
+// Submit or Wait submits them with what was prepared since, in order, and
+// the queue has room again once they are taken.
+func TestSubmitRefused(t *testing.T) {
+	for name, errno := range map[string]syscall.Errno{"EAGAIN": unix.EAGAIN, "EBUSY": unix.EBUSY} {
+		for _, tc := range []struct {
+			name          string
+			before, after int // NOPs prepared before and after the refused Submit
+		}{
+			{"some", 3, 0},
+			{"some, then more", 3, 2},
+			{"a full queue", 8, 0},
+		} {
+			t.Run(name+"/"+tc.name, func(t *testing.T) {
+				r := ring(t) // 8 entries
+				refuse(t, 1, errno)
+				if !nops(r, 0, tc.before) {
+					t.Fatalf("queue full before %d entries", tc.before)
+				}
+				if err := r.Submit(); err != nil {
+					t.Fatalf("refused Submit = %v, want nil (retried later)", err)
+				}
+				if !nops(r, tc.before, tc.after) {
+					t.Fatalf("queue full with %d entries refused, want room for %d more", tc.before, tc.after)
+				}
+				if err := r.Submit(); err != nil {
+					t.Fatalf("Submit: %v", err)
+				}
+				n := tc.before + tc.after
+				for i, c := range reap(t, r, n) {
+					if c.UserData != uint64(i) || c.Res != 0 {
+						t.Errorf("completion %d = %+v, want user data %d, res 0", i, c, i)
+					}
+				}
+				if r.SQE() == nil {
+					t.Error("SQE() = nil once every entry completed, want a free entry")
+				}
+			})
+		}
+	}
+}
+
+// TestUnconsumed: Unconsumed returns the entries the kernel has not
+// consumed, published and refused ones included, oldest first across the
+// end of the queue; an entry rewritten there is what the kernel gets.
+func TestUnconsumed(t *testing.T) {
+	r := ring(t) // 8 entries
+	userData := func() []uint64 {
+		var got []uint64
+		a, b := r.Unconsumed()
+		for _, e := range append(append([]uring.SQE(nil), a...), b...) {
+			got = append(got, e.UserData)
+		}
+		return got
+	}
+	want := func(what string, ud ...uint64) {
+		t.Helper()
+		if got := userData(); fmt.Sprint(got) != fmt.Sprint(ud) {
+			t.Fatalf("%s: Unconsumed() has user data %v, want %v", what, got, ud)
+		}
+	}
+	want("empty")
+	nops(r, 0, 6)
+	reap(t, r, 6)
+	want("all consumed")
+	nops(r, 6, 3)
+	refuse(t, 1, unix.EBUSY)
+	r.Submit()
+	nops(r, 9, 2) // positions 6 to 10: across the end
+	want("refused, then more", 6, 7, 8, 9, 10)
+	nops(r, 11, 3)
+	want("full", 6, 7, 8, 9, 10, 11, 12, 13)
+	a, _ := r.Unconsumed()
+	a[1] = uring.SQE{Opcode: uring.OpNop, UserData: 77}
+	got := reap(t, r, 8)
+	if got[1].UserData != 77 {
+		t.Errorf("completion 1 has user data %d, want the rewritten entry's 77", got[1].UserData)
+	}
+	want("all consumed again")
+}
+
+// TestCloseUnregistersRingFD: Close releases the ring's registration
+// with its thread (RegisterRingFD). The kernel keeps at most 16 per
+// thread, and a registration holds the ring: a loop thread that set up
+// and closed rings would otherwise keep every one of them allocated,
+// and fail to register the 17th.
+func TestCloseUnregistersRingFD(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for i := range 20 {
+		r, err := uring.Setup(uring.Config{Entries: 8})
+		if errors.Is(err, uring.ErrUnavailable) {
+			t.Skipf("io_uring unavailable: %v", err)
+		}
+		if err != nil {
+			t.Fatalf("Setup: %v", err)
+		}
+		err = r.Enable()
+		if err == nil {
+			err = r.RegisterRingFD()
+		}
+		if cerr := r.Close(); cerr != nil {
+			t.Fatalf("ring %d: Close: %v", i, cerr)
+		}
+		if err != nil {
+			t.Fatalf("ring %d on one thread: %v", i, err)
+		}
 	}
 }

@@ -10,21 +10,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Hooks are the system interfaces Setup depends on. Tests replace them
+// Hooks are the system interfaces a ring depends on. Tests replace them
 // (Inject) to prove that every reason io_uring can be unusable leads to a
-// clean fallback.
+// clean fallback, and that a kernel refusing submissions loses none.
 type Hooks struct {
 	// Setup is io_uring_setup(2).
 	Setup func(entries uint32, p unsafe.Pointer) (int, syscall.Errno)
 	// Disabled returns the kernel.io_uring_disabled sysctl (0 where it
 	// does not exist).
 	Disabled func() int
+	// Enter, when set, runs before each io_uring_enter(2) with the number
+	// of entries the call is to submit. A non-zero errno is taken as the
+	// call's result and the call is not made: the kernel neither consumes
+	// an entry nor waits, as when it answers EAGAIN (no memory for the
+	// requests) or EBUSY.
+	Enter func(toSubmit uint32) syscall.Errno
 }
 
 var hooks = Hooks{Setup: rawSetup, Disabled: readDisabled}
 
 // Inject replaces the non-nil hooks of h until the returned function is
-// called. Tests only; not safe while rings are being set up.
+// called. Tests only; not safe while rings are set up or entered on
+// other goroutines.
 func Inject(h Hooks) (restore func()) {
 	old := hooks
 	if h.Setup != nil {
@@ -32,6 +39,9 @@ func Inject(h Hooks) (restore func()) {
 	}
 	if h.Disabled != nil {
 		hooks.Disabled = h.Disabled
+	}
+	if h.Enter != nil {
+		hooks.Enter = h.Enter
 	}
 	return func() { hooks = old }
 }
@@ -56,9 +66,15 @@ func readDisabled() int {
 	return v
 }
 
-// enter is io_uring_enter(2). The Go scheduler is told of the system
-// call (Syscall6, not RawSyscall): it may block.
+// enter is io_uring_enter(2), unless the Enter hook answers for it. The
+// Go scheduler is told of the system call (Syscall6, not RawSyscall): it
+// may block.
 func enter(fd int, toSubmit, minComplete, flags uint32, arg unsafe.Pointer, argSz uintptr) (int, syscall.Errno) {
+	if h := hooks.Enter; h != nil {
+		if errno := h(toSubmit); errno != 0 {
+			return 0, errno
+		}
+	}
 	n, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(fd), uintptr(toSubmit),
 		uintptr(minComplete), uintptr(flags), uintptr(arg), argSz)
 	return int(n), errno
