@@ -15,6 +15,10 @@ const maxKeptInput = 4 << 10
 // attach puts c on its loop: registers the descriptor, runs OnOpen and
 // starts reading. It runs on c's loop.
 func (c *Conn) attach(l *loop.Loop) {
+	if c.lp.dead {
+		c.discard() // the loop failed before c reached it
+		return
+	}
 	tag, err := l.Attach(c.fd.Sysfd(), c.stream, (*connOwner)(c))
 	if err != nil {
 		c.mu.Lock()

@@ -28,6 +28,9 @@ type eloop struct {
 	// afterwards (accepted just before the listener closed, posted from
 	// another loop) is closed as soon as it opens.
 	draining bool
+	// dead is set when the loop's backend failed (fault): what reaches
+	// the loop afterwards is closed at once.
+	dead bool
 	// rechecking is set while recheck runs: a water call within it that
 	// sees the budget crossed again (others' writes and sends move the
 	// total) leaves the rest to the running pass instead of nesting one.

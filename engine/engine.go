@@ -28,6 +28,7 @@ type Engine struct {
 	listeners []*listener
 	state     int    // stateNew, stateRunning, stateStopping, stateStopped
 	booted    bool   // OnBoot has returned: listeners and conns are served
+	err       error  // the loop failure that stopped the engine
 	held      []held // given before that, served by release
 	idle      chan struct{}
 	done      chan struct{}
@@ -59,7 +60,8 @@ func New(h Handler, o Options) (*Engine, error) {
 	e.trim.Fire = e.trimPool
 	for i := range o.Loops {
 		lp := newEloop(e, i)
-		l, err := loop.New(loop.Config{Provider: lp, Clock: o.clock, Flush: lp.flush, Backend: o.Backend, Open: o.open})
+		l, err := loop.New(loop.Config{Provider: lp, Clock: o.clock, Flush: lp.flush, Fault: lp.fault,
+			Backend: o.Backend, Open: o.open})
 		if err != nil {
 			e.discard()
 			return nil, fmt.Errorf("engine: %w", err)

@@ -265,3 +265,76 @@ func testWriteAfterFailedAttach(t *testing.T) {
 		t.Errorf("Write after a failed attach = %v, want net.ErrClosed", err)
 	}
 }
+
+// failingWait makes Wait fail, once fail is set, with errLoopInjected.
+type failingWait struct {
+	poller.Backend
+	fail *atomic.Bool
+}
+
+var errLoopInjected = errors.New("injected backend failure")
+
+func (b *failingWait) Wait(d time.Duration, fn func(*poller.Completion)) error {
+	if b.fail.Load() {
+		return errLoopInjected
+	}
+	return b.Backend.Wait(d, fn)
+}
+
+// TestLoopFault makes one loop's backend fail. The engine must not go on
+// as if nothing happened: every connection, on that loop and the others,
+// gets its OnClose, the engine stops (Done, OnShutdown), and Err reports
+// the failure. The loop used to end silently, its connections left open
+// and never closed.
+func TestLoopFault(t *testing.T) { backendtest.Run(t, testLoopFault) }
+
+func testLoopFault(t *testing.T) {
+	var fail atomic.Bool
+	var made atomic.Int32
+	o := engine.WithBackend(engine.Options{Loops: 2}, func(b poller.Backend) poller.Backend {
+		if made.Add(1) == 1 {
+			return &failingWait{Backend: b, fail: &fail}
+		}
+		return b
+	})
+	h := etEchoHandler()
+	e := etStart(t, h, o)
+	a := etListen(t, e, "tcp")
+	var conns []*engine.Conn
+	var peers []net.Conn
+	for range 4 {
+		peers = append(peers, etDial(t, a))
+		conns = append(conns, etOpened(t, h))
+	}
+	fail.Store(true)
+	for _, c := range conns {
+		c.Wake() // the failing loop wakes and fails
+	}
+	select {
+	case <-e.Done():
+	case <-time.After(etWait):
+		t.Fatal("the engine did not stop after a loop's backend failed")
+	}
+	if err := e.Err(); !errors.Is(err, errLoopInjected) {
+		t.Errorf("Err() = %v, want the backend's failure", err)
+	}
+	faulted := 0
+	for range conns {
+		ev := etClosed(t, h)
+		if ev.err == nil {
+			t.Errorf("OnClose(nil) after a loop failure, want an error")
+		}
+		if errors.Is(ev.err, errLoopInjected) {
+			faulted++
+		}
+	}
+	if faulted == 0 {
+		t.Error("no connection was closed with the backend's failure")
+	}
+	if n := h.shutdowns.Load(); n != 1 {
+		t.Errorf("OnShutdown ran %d times, want 1", n)
+	}
+	for _, p := range peers {
+		etExpectEOF(t, p)
+	}
+}

@@ -69,6 +69,15 @@ func (e *Engine) Stop() error {
 // Done is closed once the engine has stopped.
 func (e *Engine) Done() <-chan struct{} { return e.done }
 
+// Err returns the error that stopped the engine when one of its event
+// loops failed (its backend returned an error it cannot go on from), and
+// nil otherwise: nil while it runs and after Stop or Shutdown.
+func (e *Engine) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
 // beginStop moves the engine to stopping and closes its listeners. ok is
 // false if it was stopping already.
 func (e *Engine) beginStop() (idle chan struct{}, ok bool) {

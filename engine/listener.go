@@ -122,6 +122,9 @@ func listenFD(network, addr string, reusePort bool) (int, net.Addr, error) {
 }
 
 func (ln *listener) start(l *loop.Loop) {
+	if ln.lp.dead {
+		ln.shut(l)
+	}
 	if ln.closed {
 		return
 	}
@@ -204,18 +207,23 @@ func (ln *listener) accepted(fd int, from unix.Sockaddr) {
 
 // close stops accepting: the loop releases the socket.
 func (ln *listener) close() {
-	ln.lp.l.Post(loop.Func(func(l *loop.Loop) {
-		if ln.closed {
-			return
-		}
-		ln.closed = true
-		l.Unschedule(&ln.retry)
+	ln.lp.l.Post(loop.Func(ln.shut))
+}
+
+// shut releases the socket. It runs on ln's loop.
+func (ln *listener) shut(l *loop.Loop) {
+	if ln.closed {
+		return
+	}
+	ln.closed = true
+	l.Unschedule(&ln.retry)
+	if ln.tag != 0 {
 		l.Release(ln.tag)
-		sock.Close(ln.fd)
-		if ln.path != "" {
-			os.Remove(ln.path)
-		}
-	}))
+	}
+	sock.Close(ln.fd)
+	if ln.path != "" {
+		os.Remove(ln.path)
+	}
 }
 
 func addrHash(a net.Addr) uint32 {

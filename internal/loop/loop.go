@@ -33,6 +33,12 @@ type Config struct {
 	// Open, if set, creates the backend instead; tests inject faults
 	// through it.
 	Open Opener
+	// Fault, if set, runs on the loop goroutine when the backend fails
+	// (Wait returns an error the loop cannot go on from), before the loop
+	// ends: the owner closes what it serves there and reports the error.
+	// The tasks posted before the failure run after it, so that none is
+	// lost; posts after it fail with ErrStopped.
+	Fault func(l *Loop, err error)
 }
 
 // Loop is one event loop. See the package documentation for which methods
@@ -55,6 +61,7 @@ type Loop struct {
 	done     chan struct{}
 	stopOnce sync.Once
 	fault    error // the backend error that ended the loop, if any
+	onFault  func(*Loop, error)
 }
 
 // New creates a loop and its backend. Start runs it.
@@ -63,7 +70,7 @@ func New(cfg Config) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Loop{be: be, clock: cfg.Clock, flush: cfg.Flush, done: make(chan struct{})}
+	l := &Loop{be: be, clock: cfg.Clock, flush: cfg.Flush, onFault: cfg.Fault, done: make(chan struct{})}
 	if l.clock == nil {
 		l.clock = wallClock{}
 	}
@@ -206,10 +213,24 @@ func (l *Loop) run() {
 		l.wakeSig.Store(false)
 		l.now = l.clock.Now()
 		if err != nil {
-			l.fault = err
-			l.tasks.push(nil, true) // refuse further posts
+			l.fail(err)
 			return
 		}
+	}
+}
+
+// fail ends the loop after its backend failed with err: the owner's
+// Fault hook closes what the loop serves, then the tasks already posted
+// run (they find their owners closed) and their results are flushed.
+func (l *Loop) fail(err error) {
+	l.fault = err
+	if l.onFault != nil {
+		l.onFault(l, err)
+	}
+	l.tasks.push(nil, true) // refuse further posts
+	l.runTasks()
+	if l.flush != nil {
+		l.flush()
 	}
 }
 
