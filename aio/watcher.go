@@ -117,7 +117,6 @@ func newWatcher(cfg Config) (*watcher, error) {
 		cfg.Loops = runtime.GOMAXPROCS(0)
 	}
 	w := &watcher{die: make(chan struct{})}
-	w.reg.m = make(map[uintptr]*conn)
 	w.results.ready = make(chan struct{}, 1)
 	for range cfg.Loops {
 		lp, err := w.newLoop(cfg)
