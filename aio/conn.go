@@ -42,6 +42,7 @@ type conn struct {
 	recvBusy bool // a receive for readers.head is in flight
 	sendBusy bool // a send for writers.head is in flight
 	starved  bool // readers.head waits for swap space
+	wrShut   bool // a CloseWrite shut the sending side: writes fail
 	sendVec  [1][]byte
 }
 
@@ -61,7 +62,7 @@ func (c *conn) handle(l *loop.Loop, r *request) {
 		}
 		c.release(l, ErrConnClosed)
 		c.w.pool.put(r)
-	case kWrite:
+	case kWrite, kCloseWrite:
 		c.enqueue(l, &c.writers, r)
 		if c.writers.head == r {
 			c.startWrite(l)
@@ -77,13 +78,12 @@ func (c *conn) handle(l *loop.Loop, r *request) {
 // releasedRequest answers a request that reached the loop after the
 // connection was released: a submission racing with Free, or a GC notice.
 func (c *conn) releasedRequest(r *request) {
-	switch r.kind {
-	case kFree, kGC:
+	if r.kind.silent() {
 		c.w.pool.put(r)
-	default:
-		r.err = ErrConnClosed
-		c.lp.finish(r)
+		return
 	}
+	r.err = ErrConnClosed
+	c.lp.finish(r)
 }
 
 func (c *conn) attach(l *loop.Loop, r *request) bool {
@@ -92,7 +92,7 @@ func (c *conn) attach(l *loop.Loop, r *request) bool {
 		c.released = true
 		c.fd.Close()
 		c.w.unregister(c)
-		if r.kind == kFree || r.kind == kGC {
+		if r.kind.silent() {
 			c.w.pool.put(r)
 		} else {
 			r.err = c.opError(r.op().String(), err)
@@ -107,7 +107,9 @@ func (c *conn) attach(l *loop.Loop, r *request) bool {
 
 func (c *conn) enqueue(l *loop.Loop, q *reqQueue, r *request) {
 	q.push(r)
-	c.lp.pending(r.kind, 1)
+	if !r.kind.silent() {
+		c.lp.pending(r.kind, 1)
+	}
 	if r.tm != nil && !r.tm.deadline.IsZero() {
 		l.Schedule(&r.tm.t, r.tm.deadline)
 	}
@@ -134,15 +136,24 @@ func (c *conn) startRead(l *loop.Loop) {
 	l.Recv(c.tag, buf)
 }
 
-// startWrite submits a send of the head writer's remaining bytes.
+// startWrite submits a send of the head writer's remaining bytes. A
+// CloseWrite at the head shuts the sending side down, and writes that
+// reach the head after that fail (closewrite.go).
 func (c *conn) startWrite(l *loop.Loop) {
-	r := c.writers.head
-	if r == nil || c.sendBusy {
+	for {
+		r := c.writers.head
+		if r == nil || c.sendBusy {
+			return
+		}
+		if r.kind == kCloseWrite || c.wrShut {
+			c.closedWrite(l, r)
+			continue
+		}
+		c.sendBusy = true
+		c.sendVec[0] = r.buf[r.size:]
+		l.Send(c.tag, c.sendVec[:])
 		return
 	}
-	c.sendBusy = true
-	c.sendVec[0] = r.buf[r.size:]
-	l.Send(c.tag, c.sendVec[:])
 }
 
 // Complete handles a backend completion for this connection.
@@ -270,7 +281,9 @@ func (c *conn) release(l *loop.Loop, err error) {
 }
 
 // failQueued completes the requests of q with closeErr, except a head
-// whose operation is in flight: its completion finishes it.
+// whose operation is in flight: its completion finishes it. A CloseWrite
+// waiting in q is dropped: it has no completion, and the release closes
+// the socket anyway.
 func (c *conn) failQueued(l *loop.Loop, q *reqQueue, busy bool) {
 	r := q.head
 	if busy && r != nil {
@@ -278,7 +291,12 @@ func (c *conn) failQueued(l *loop.Loop, q *reqQueue, busy bool) {
 	}
 	for r != nil {
 		next := r.next
-		c.done(l, q, r, c.closeErr)
+		if r.kind.silent() {
+			q.remove(r)
+			c.w.pool.put(r)
+		} else {
+			c.done(l, q, r, c.closeErr)
+		}
 		r = next
 	}
 }

@@ -92,8 +92,9 @@
 //     never blocks on delivery: completions queue (at most one per request
 //     the caller submitted), writes and reads into caller buffers go on,
 //     and timers fire. Only nil-buffer reads wait, for at most
-//     Loops × SwapChunks × BufferSize bytes of swap memory (1 × 16 × 64 KiB
-//     by default) to be released.
+//     Loops × SwapChunks × BufferSize bytes of swap memory (by default
+//     16 × 64 KiB = 1 MiB per loop, one loop per GOMAXPROCS) to be
+//     released.
 //   - Duplicated descriptors are close-on-exec, so child processes never
 //     inherit a socket that Free should have closed.
 //   - Free of a conn the watcher never saw closes it cleanly; gaio leaked a
@@ -115,7 +116,9 @@
 //     ErrConnClosed (gaio: io.ErrClosedPipe; errors.Is matches both).
 //   - One Watcher may run several loops (Config.Loops) with the same order
 //     guarantees; gaio had one.
-//   - Additions: Detach, Stats, NewWatcherConfig.
+//   - Additions: Detach; CloseWrite, which shuts a conn's sending side
+//     down after the writes submitted before it (a proxy's half-close);
+//     Stats; NewWatcherConfig.
 //   - Cleanups use runtime.AddCleanup, not finalizers, so a caller's own
 //     finalizer on a conn does not collide with the watcher's.
 //
@@ -140,7 +143,8 @@
 //
 // # Platforms
 //
-// Linux (epoll) is the tested platform. The kqueue backend for macOS and
-// the BSDs builds and vets, but no machine of ours runs it yet. Other
-// platforms return an error from NewWatcher.
+// Linux, on both of its backends: every test of the package runs once on
+// epoll and once on io_uring (Config.Backend; Auto is epoll for aio). The
+// kqueue backend for macOS and the BSDs builds and vets, but no machine of
+// ours runs it yet. The package does not build on other platforms.
 package aio

@@ -29,7 +29,8 @@ var (
 	// matches net.ErrClosed.
 	ErrPollerClosed error = &sentinel{msg: "poller closed", is: net.ErrClosed}
 	// ErrConnClosed completes the requests still pending on a connection
-	// when it is released by Free or Detach. It matches net.ErrClosed and
+	// when it is released by Free or Detach, and is what CloseWrite
+	// returns for such a conn. It matches net.ErrClosed and
 	// io.ErrClosedPipe (what gaio returned in that case).
 	ErrConnClosed error = &sentinel{msg: "connection closed", is: net.ErrClosed, is2: io.ErrClosedPipe}
 	// ErrDeadline is os.ErrDeadlineExceeded itself: a request that did not
@@ -41,6 +42,12 @@ var (
 	// ErrCPUID reports a CPU number outside [0, runtime.NumCPU()).
 	ErrCPUID = errors.New("no such core")
 )
+
+// errWriteShut completes, wrapped in a *net.OpError ("write"), a Write
+// submitted on a conn after CloseWrite. It matches net.ErrClosed, as
+// engine's Conn.Write after CloseWrite does; unexported, because callers
+// have no reason to tell it from other closed-connection errors.
+var errWriteShut error = &sentinel{msg: "write after CloseWrite", is: net.ErrClosed}
 
 // sentinel is an error value that also matches the standard errors it
 // stands for.

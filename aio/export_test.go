@@ -64,3 +64,10 @@ func (w *Watcher) DelegateAndStopLoops(nc net.Conn) error {
 	}
 	return nil
 }
+
+// SetAfterDup makes every registration call f right after it duplicated
+// the caller's descriptor, until restore is called.
+func SetAfterDup(f func()) (restore func()) {
+	afterDup.Store(&f)
+	return func() { afterDup.Store(nil) }
+}

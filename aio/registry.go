@@ -5,11 +5,13 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 	"weak"
 
 	"github.com/galeio/gale/internal/sock"
+	"golang.org/x/sys/cpu"
 )
 
 // registry maps a caller's net.Conn to its delegated conn. It is keyed by
@@ -17,10 +19,41 @@ import (
 // a weak reference to it: the object can still be collected, and an
 // address reused by a new object is told apart because the weak pointer of
 // the old entry no longer resolves to it.
+//
+// It is split into shards by that address, each with its own lock, so
+// that submissions on different conns, and the registration of new ones,
+// do not contend for one lock. The zero registry is ready for use.
 type registry struct {
-	mu sync.RWMutex
-	m  map[uintptr]*conn
+	shards [regShards]regShard
 }
+
+// regShards is the number of shards: enough that a few dozen submitting
+// goroutines rarely meet on one lock, for 4 KiB per watcher.
+const (
+	regShardBits = 6
+	regShards    = 1 << regShardBits
+)
+
+// regShard is one shard. Its lock guards m and, once the loops have
+// exited, the released flag of the conns whose key it holds (Close's
+// sweep and a Free's orphan may both find one).
+type regShard struct {
+	mu sync.RWMutex
+	m  map[uintptr]*conn // made by the first registration
+	_  cpu.CacheLinePad  // shards' locks on separate cache lines
+}
+
+// shard returns the shard of the object at key (Fibonacci hashing: heap
+// objects of one size class sit at regular strides, which the multiply
+// spreads over the top bits).
+func (g *registry) shard(key uintptr) *regShard {
+	return &g.shards[uint64(key)*0x9e3779b97f4a7c15>>(64-regShardBits)]
+}
+
+// afterDup, when set (tests only), runs in every registration right after
+// the dup of the caller's descriptor: a test holds registrations there to
+// see what they block.
+var afterDup atomic.Pointer[func()]
 
 // connPtr returns the data word of conn's interface: for pointer types, the
 // object's address.
@@ -29,12 +62,23 @@ func connPtr(conn net.Conn) unsafe.Pointer {
 	return (*iface)(unsafe.Pointer(&conn)).data
 }
 
-// lookup returns the live delegated conn for conn, or nil.
+// lookup returns the live delegated conn for conn, or nil. It allocates
+// nothing and takes only the read lock of conn's shard.
 func (g *registry) lookup(conn net.Conn) *conn {
 	p := connPtr(conn)
-	g.mu.RLock()
-	c := g.m[uintptr(p)]
-	g.mu.RUnlock()
+	s := g.shard(uintptr(p))
+	s.mu.RLock()
+	c := s.m[uintptr(p)]
+	s.mu.RUnlock()
+	if c == nil || unsafe.Pointer(c.ref.Value()) != p {
+		return nil
+	}
+	return c
+}
+
+// get returns the live entry for the object at p, or nil. s.mu is held.
+func (s *regShard) get(p unsafe.Pointer) *conn {
+	c := s.m[uintptr(p)]
 	if c == nil || unsafe.Pointer(c.ref.Value()) != p {
 		return nil
 	}
@@ -44,6 +88,26 @@ func (g *registry) lookup(conn net.Conn) *conn {
 // register delegates conn: it duplicates the descriptor (close-on-exec),
 // closes the caller's conn so the duplicate is the only descriptor left,
 // and assigns the connection to a loop.
+//
+// The system calls (the dup, the socket type, the close of the caller's
+// conn) run outside the shard's lock, so that a burst of registrations
+// does not hold up submissions on conns already delegated. What the lock
+// still decides, against Free and Close:
+//   - Free of a conn never delegated closes it under the lock
+//     (takeOrClose). Under the lock, register checks that the caller's
+//     conn is still open before it enters the duplicate; if Free (or the
+//     caller) closed it, the duplicate is closed and the request fails
+//     with an error matching net.ErrClosed. So a registration either
+//     comes before the Free, which then frees it, or fails: it never
+//     delegates a conn Free let go.
+//   - Close sets closed and then sweeps every shard under its lock; a
+//     registration checks closed under the lock, so its entry is either
+//     swept or never made.
+//   - Two registrations of one conn each make a duplicate; the first to
+//     take the lock enters its own, the other closes its duplicate and
+//     uses the winner's. A registration whose dup failed because the
+//     winner had already closed the caller's conn finds the winner's
+//     entry, which was made before that close.
 func (w *watcher) register(nc net.Conn) (*conn, error) {
 	if reflect.TypeOf(nc).Kind() != reflect.Pointer {
 		return nil, ErrUnsupported
@@ -52,39 +116,82 @@ func (w *watcher) register(nc net.Conn) (*conn, error) {
 	if !ok {
 		return nil, ErrUnsupported
 	}
-	g := &w.reg
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if w.closed.Load() {
-		return nil, ErrWatcherClosed // Close sweeps the registry under mu
-	}
 	p := connPtr(nc)
-	if c := g.m[uintptr(p)]; c != nil && unsafe.Pointer(c.ref.Value()) == p {
-		return c, nil // registered by a concurrent submission
-	}
+	s := w.reg.shard(uintptr(p))
 	fd, err := sock.DupConn(sc)
+	if h := afterDup.Load(); h != nil {
+		(*h)()
+	}
 	if err != nil {
 		if err == syscall.ENOTSUP || err == syscall.EOPNOTSUPP {
 			return nil, ErrUnsupported
 		}
-		c := &conn{network: addrNetwork(nc.LocalAddr()), laddr: nc.LocalAddr(), raddr: nc.RemoteAddr()}
-		return nil, c.opError("dup", err)
+		// A concurrent registration of nc may have entered its
+		// duplicate and closed nc since submit looked: use it.
+		if c := w.reg.lookup(nc); c != nil {
+			return c, nil
+		}
+		return nil, failedConn(nc).opError("dup", err)
 	}
-	c := w.newConn(nc, fd)
+	c := w.newConn(nc, fd, sock.IsStream(fd))
+	if winner, err := s.enter(w, sc, p, c); winner != c {
+		sock.Close(fd)
+		return winner, err
+	}
 	nc.Close()
-	obj := (*byte)(p)
-	c.ref = weak.Make(obj)
-	c.cleanup = runtime.AddCleanup(obj, (*conn).collected, c)
-	g.m[uintptr(p)] = c
 	return c, nil
 }
 
-func (w *watcher) newConn(nc net.Conn, fd int) *conn {
+// enter puts c, just made for the caller's conn sc at p, in the shard,
+// and returns it; or, without entering it, the conn a concurrent
+// registration of sc entered first, or nil and why c must not be (see
+// register).
+func (s *regShard) enter(w *watcher, sc syscall.Conn, p unsafe.Pointer, c *conn) (*conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.closed.Load() {
+		return nil, ErrWatcherClosed // Close sweeps every shard under its lock
+	}
+	if old := s.get(p); old != nil {
+		return old, nil
+	}
+	if err := checkOpen(sc); err != nil {
+		return nil, c.opError("dup", err)
+	}
+	obj := (*byte)(p)
+	c.ref = weak.Make(obj)
+	c.cleanup = runtime.AddCleanup(obj, (*conn).collected, c)
+	if s.m == nil {
+		s.m = make(map[uintptr]*conn)
+	}
+	s.m[uintptr(p)] = c
+	return c, nil
+}
+
+// checkOpen returns nil if the caller's conn sc is still open, and the
+// error of using it otherwise (one matching net.ErrClosed once it is
+// closed). RawConn.Control takes no system call: it only holds the
+// descriptor, which fails once it is closed.
+func checkOpen(sc syscall.Conn) error {
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	return rc.Control(func(uintptr) {})
+}
+
+// failedConn is a conn that was never made, to describe a failure of
+// conn's delegation in an error.
+func failedConn(nc net.Conn) *conn {
+	return &conn{network: addrNetwork(nc.LocalAddr()), laddr: nc.LocalAddr(), raddr: nc.RemoteAddr()}
+}
+
+func (w *watcher) newConn(nc net.Conn, fd int, stream bool) *conn {
 	c := &conn{
 		w:       w,
 		lp:      w.pickLoop(),
 		key:     uintptr(connPtr(nc)),
-		stream:  sock.IsStream(fd),
+		stream:  stream,
 		network: addrNetwork(nc.LocalAddr()),
 		laddr:   nc.LocalAddr(),
 		raddr:   nc.RemoteAddr(),
@@ -102,47 +209,47 @@ func addrNetwork(a net.Addr) string {
 
 // unregister drops c's entry if it is still c's.
 func (w *watcher) unregister(c *conn) {
-	g := &w.reg
-	g.mu.Lock()
-	if g.m[c.key] == c {
-		delete(g.m, c.key)
+	s := w.reg.shard(c.key)
+	s.mu.Lock()
+	if s.m[c.key] == c {
+		delete(s.m, c.key)
 	}
-	g.mu.Unlock()
+	s.mu.Unlock()
 }
 
 // take removes and returns the live delegated conn for conn, or nil.
 func (w *watcher) take(nc net.Conn) *conn {
 	p := connPtr(nc)
-	g := &w.reg
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.takeLocked(p)
+	s := w.reg.shard(uintptr(p))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.take(p)
 }
 
 // takeOrClose is take for Free: a conn never delegated is closed, under
-// the registry's lock, so that a submission delegating it at the same
-// time either comes first (and take finds it) or finds it closed (and its
-// request fails), never delegates a conn that Free has let go.
+// its shard's lock, so that a submission delegating it at the same time
+// either comes first (and take finds it) or finds it closed (and its
+// request fails), never delegates a conn that Free has let go (see
+// register).
 func (w *watcher) takeOrClose(nc net.Conn) *conn {
 	p := connPtr(nc)
-	g := &w.reg
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	c := g.takeLocked(p)
+	s := w.reg.shard(uintptr(p))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.take(p)
 	if c == nil {
 		nc.Close()
 	}
 	return c
 }
 
-// takeLocked removes and returns the live entry for the object at p, or
-// nil. g.mu is held.
-func (g *registry) takeLocked(p unsafe.Pointer) *conn {
-	c := g.m[uintptr(p)]
-	if c == nil || unsafe.Pointer(c.ref.Value()) != p {
-		return nil
+// take removes and returns the live entry for the object at p, or nil.
+// s.mu is held.
+func (s *regShard) take(p unsafe.Pointer) *conn {
+	c := s.get(p)
+	if c != nil {
+		delete(s.m, uintptr(p))
 	}
-	delete(g.m, uintptr(p))
 	return c
 }
 
@@ -170,15 +277,24 @@ func (w *watcher) pickLoop() *loopState {
 // never reached their loop. It runs after every loop has exited, so the
 // loop-owned fields are safe to read.
 func (w *watcher) sweep() {
-	g := &w.reg
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for k, c := range g.m {
-		if !c.released {
-			c.released = true
-			c.cleanup.Stop()
-			c.fd.Close()
+	for i := range w.reg.shards {
+		s := &w.reg.shards[i]
+		s.mu.Lock()
+		for k, c := range s.m {
+			c.closeOrphan()
+			delete(s.m, k)
 		}
-		delete(g.m, k)
+		s.mu.Unlock()
+	}
+}
+
+// closeOrphan closes the descriptor of c, which its loop has not
+// released, once that loop has exited. The lock of c's shard is held: it
+// orders sweep and orphan, which may both find c.
+func (c *conn) closeOrphan() {
+	if !c.released {
+		c.released = true
+		c.cleanup.Stop()
+		c.fd.Close()
 	}
 }

@@ -12,12 +12,17 @@ import (
 type kind uint8
 
 const (
-	kRead     kind = iota // Read, ReadTimeout
-	kReadFull             // ReadFull
-	kWrite                // Write, WriteTimeout
-	kFree                 // Free: release the connection
-	kGC                   // the connection became unreachable
+	kRead       kind = iota // Read, ReadTimeout
+	kReadFull               // ReadFull
+	kWrite                  // Write, WriteTimeout
+	kCloseWrite             // CloseWrite: shut down sending after the writes before it
+	kFree                   // Free: release the connection
+	kGC                     // the connection became unreachable
 )
+
+// silent reports whether requests of kind k produce no completion: they
+// go back to the pool once done, however they end.
+func (k kind) silent() bool { return k >= kCloseWrite }
 
 // request is one submitted operation: gaio's aiocb. It travels from the
 // submitting goroutine to the loop (as a loop.Task), lives in its

@@ -88,14 +88,10 @@ func (w *watcher) Free(conn net.Conn) error {
 // and closes the descriptor unless the loop did.
 func (w *watcher) orphan(c *conn) {
 	<-c.lp.l.Done()
-	g := &w.reg
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !c.released {
-		c.released = true
-		c.cleanup.Stop()
-		c.fd.Close()
-	}
+	s := w.reg.shard(c.key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.closeOrphan()
 }
 
 // submit queues a request for conn's loop. Requests that cannot be

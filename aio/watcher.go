@@ -34,7 +34,9 @@ type Config struct {
 	// in turn. Default runtime.GOMAXPROCS(0): see the package
 	// documentation for why.
 	Loops int
-	// Backend selects epoll or io_uring; default Auto. See Backend.
+	// Backend selects the kernel interface. The default, Auto, is epoll
+	// on Linux (aio does not pick io_uring by itself) and kqueue on the
+	// BSDs and macOS; IOURing asks for io_uring. See Backend.
 	Backend Backend
 	// ZeroCopyWrites, on the io_uring backend, sends every write of at
 	// least this many bytes on a TCP connection with IORING_OP_SEND_ZC
@@ -117,7 +119,6 @@ func newWatcher(cfg Config) (*watcher, error) {
 		cfg.Loops = runtime.GOMAXPROCS(0)
 	}
 	w := &watcher{die: make(chan struct{})}
-	w.reg.m = make(map[uintptr]*conn)
 	w.results.ready = make(chan struct{}, 1)
 	for range cfg.Loops {
 		lp, err := w.newLoop(cfg)
