@@ -43,15 +43,15 @@ type Conn struct {
 	// c's queued output (on c or any other conn): c is not read until the
 	// output is back under budget (see Engine.charge).
 	producing bool
-	eof      bool // the peer closed its side
-	closing  bool // close once the output queue is empty
-	wrShut   bool // the sending side is shut down
-	closed   bool
-	closeErr error
-	inbuf    []byte // received bytes the handler left unconsumed
-	index    int    // in lp.conns
-	timers   *connTimers
-	detached chan int // Detach waits here for the descriptor
+	eof       bool // the peer closed its side
+	closing   bool // close once the output queue is empty
+	wrShut    bool // the sending side is shut down
+	closed    bool
+	closeErr  error
+	inbuf     []byte // received bytes the handler left unconsumed
+	index     int    // in lp.conns
+	timers    *connTimers
+	detached  chan int // Detach waits here for the descriptor
 
 	mu          sync.Mutex // guards the fields below
 	q           *outQueue  // queued output; nil until output is first queued
