@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/poller"
 )
 
 // ManualClock is a clock that moves only when a test advances it.
@@ -60,7 +61,7 @@ func (w *Watcher) DelegateAndStopLoops(nc net.Conn) error {
 		return err
 	}
 	for _, lp := range w.loops {
-		lp.l.Stop(lp.stop)
+		lp.l.Stop(func(l *loop.Loop) { lp.stop(l, nil) })
 	}
 	return nil
 }
@@ -70,4 +71,17 @@ func (w *Watcher) DelegateAndStopLoops(nc net.Conn) error {
 func SetAfterDup(f func()) (restore func()) {
 	afterDup.Store(&f)
 	return func() { afterDup.Store(nil) }
+}
+
+// NewWatcherBackend returns a watcher whose loops' backends are wrapped by
+// wrap, for fault injection.
+func NewWatcherBackend(cfg Config, wrap func(poller.Backend) poller.Backend) (*Watcher, error) {
+	cfg.open = func(p poller.Provider) (poller.Backend, error) {
+		be, err := poller.OpenKind(cfg.Backend, p)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(be), nil
+	}
+	return NewWatcherConfig(cfg)
 }

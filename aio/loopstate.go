@@ -17,6 +17,12 @@ type loopState struct {
 	conns   loop.Set[*conn]
 	starved []*conn // nil-buffer readers waiting for swap space
 
+	// stranded holds the requests whose operation was in flight when the
+	// watcher stopped for a failure; watcher.stop delivers them once the
+	// loop has closed its backend, when the kernel no longer uses their
+	// buffers.
+	stranded []*request
+
 	starving atomic.Bool // starved is not empty
 	kicked   atomic.Bool // a resume task is posted
 	resume   resumeTask
@@ -104,10 +110,20 @@ func (t *resumeTask) Run(l *loop.Loop) {
 }
 
 // stop releases every connection of the loop, on the loop, when the
-// watcher closes. Pending requests are dropped: WaitIO reports the close.
-func (lp *loopState) stop(l *loop.Loop) {
+// watcher stops. After Close (a nil cause) pending requests are dropped:
+// WaitIO reports the close. After a failure every one completes with the
+// cause (see watcher.stop).
+func (lp *loopState) stop(l *loop.Loop, cause error) {
 	for c, ok := lp.conns.Last(); ok; c, ok = lp.conns.Last() {
-		c.abort(l)
+		if cause == nil {
+			c.abort(l)
+		} else {
+			c.failAll(l, cause)
+		}
 	}
-	lp.out = nil
+	if cause == nil {
+		lp.out = nil
+		return
+	}
+	lp.flush()
 }

@@ -7,25 +7,25 @@ import "sync"
 // waits for the consumer: the queue holds at most one entry per submitted
 // request, so its size is bounded by what the caller submitted.
 type resultQueue struct {
-	mu     sync.Mutex
-	items  []*request
-	ready  chan struct{} // capacity 1: "items is not empty"
+	mu    sync.Mutex
+	items []*request
+	ready chan struct{} // capacity 1: "items is not empty"
+	// closed: no result is added any more, and take reports the close
+	// once items is empty. close empties it at once (Close drops pending
+	// results); closeDrained leaves what is queued to be taken.
 	closed bool
 }
 
 func (q *resultQueue) push(batch []*request) {
 	q.mu.Lock()
-	q.items = append(q.items, batch...)
+	if !q.closed {
+		q.items = append(q.items, batch...)
+	}
 	q.mu.Unlock()
 	q.signal()
 }
 
-func (q *resultQueue) push1(r *request) {
-	q.mu.Lock()
-	q.items = append(q.items, r)
-	q.mu.Unlock()
-	q.signal()
-}
+func (q *resultQueue) push1(r *request) { q.push([]*request{r}) }
 
 func (q *resultQueue) signal() {
 	select {
@@ -34,11 +34,12 @@ func (q *resultQueue) signal() {
 	}
 }
 
-// take swaps the queued requests for spare. ok is false once closed.
+// take swaps the queued requests for spare. ok is false once closed and
+// empty.
 func (q *resultQueue) take(spare []*request) (items []*request, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed {
+	if q.closed && len(q.items) == 0 {
 		return nil, false
 	}
 	items = q.items
@@ -46,11 +47,20 @@ func (q *resultQueue) take(spare []*request) (items []*request, ok bool) {
 	return items, true
 }
 
+// close closes q and drops what it holds.
 func (q *resultQueue) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.items = nil
 	q.mu.Unlock()
+}
+
+// closeDrained closes q, leaving what it holds to be taken.
+func (q *resultQueue) closeDrained() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
 }
 
 // WaitIO blocks until at least one request has completed, then returns

@@ -80,6 +80,9 @@ type watcher struct {
 	res    []OpResult
 
 	gcFound, gcClosed atomic.Uint32
+
+	errMu sync.Mutex
+	err   error // the loop failure that closed the watcher
 }
 
 // NewWatcher returns a Watcher with a 64 KiB swap buffer.
@@ -137,7 +140,7 @@ func (w *watcher) newLoop(cfg Config) (*loopState, error) {
 	lp.conns = loop.NewSet(func(c *conn) *int { return &c.index })
 	lp.resume.lp = lp
 	l, err := loop.New(loop.Config{Provider: &lp.swap, Clock: cfg.clock, Flush: lp.flush,
-		Backend: cfg.Backend, ZeroCopy: cfg.ZeroCopyWrites, Open: cfg.open})
+		Fault: lp.fault, Backend: cfg.Backend, ZeroCopy: cfg.ZeroCopyWrites, Open: cfg.open})
 	if err != nil {
 		return nil, err
 	}
@@ -150,16 +153,49 @@ func (w *watcher) newLoop(cfg Config) (*loopState, error) {
 // are dropped. Close waits for the loops to exit; it is idempotent and
 // always returns nil.
 func (w *watcher) Close() error {
+	w.stop(nil)
+	return nil
+}
+
+// stop closes the watcher once. With a nil cause (Close) pending requests
+// are dropped, as gaio does. With a cause (a loop failed, see
+// loopState.fault) every pending request completes with it: WaitIO
+// returns those completions, then ErrWatcherClosed, and Err the cause.
+func (w *watcher) stop(cause error) {
 	w.once.Do(func() {
 		w.closed.Store(true)
-		w.results.close()
-		close(w.die)
+		if cause == nil {
+			w.results.close()
+			close(w.die)
+		} else {
+			w.errMu.Lock()
+			w.err = cause
+			w.errMu.Unlock()
+		}
 		for _, lp := range w.loops {
-			lp.l.Stop(lp.stop)
+			lp.l.Stop(func(l *loop.Loop) { lp.stop(l, cause) })
 		}
 		w.sweep()
+		if cause != nil {
+			// Every loop has exited and closed its backend: the buffers of
+			// the operations that were in flight are the callers' again.
+			for _, lp := range w.loops {
+				w.results.push(lp.stranded)
+				lp.stranded = nil
+			}
+			w.results.closeDrained()
+			close(w.die)
+		}
 	})
-	return nil
+}
+
+// Err returns the error that closed the watcher when one of its event
+// loops failed (its backend returned an error it cannot go on from), and
+// nil otherwise: nil while it runs and after Close.
+func (w *watcher) Err() error {
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	return w.err
 }
 
 // GetGC reports how many delegated connections were found unreachable by
