@@ -73,7 +73,7 @@ func newConn(e *Engine, lp *eloop, fd int, stream bool, network string, laddr *n
 	c.laddr.Store(laddr)
 	c.fd.Init(fd)
 	lp.assigned.Add(1)
-	if e.opts.IdleTimeout > 0 {
+	if e.opts.idling() {
 		c.timers = newConnTimers(c) // touch reads it from any goroutine: set it now
 	}
 	return c
@@ -177,7 +177,7 @@ func (t *wakeTask) Run(*loop.Loop) {
 
 // touch records activity for the idle timeout.
 func (c *Conn) touch() {
-	if c.lp.e.opts.IdleTimeout > 0 {
+	if c.lp.e.opts.idling() {
 		c.timers.lastActive.Store(c.lp.e.clock.Now().UnixNano())
 	}
 }
@@ -186,7 +186,7 @@ func (c *Conn) touch() {
 // the loop woke for it: the bytes moved before the loop saw them. Loop
 // goroutine only.
 func (c *Conn) touchDone() {
-	if c.lp.e.opts.IdleTimeout > 0 {
+	if c.lp.e.opts.idling() {
 		c.timers.lastActive.Store(c.lp.l.Now().UnixNano())
 	}
 }

@@ -36,8 +36,9 @@ func (c *Conn) attach(l *loop.Loop) {
 		sock.SetKeepAlive(c.fd.Sysfd(), d) // best effort, as in package net
 	}
 	c.touch()
-	if d := c.lp.e.opts.IdleTimeout; d > 0 && c.udp == nil {
-		l.Schedule(&c.timers.idle, l.Now().Add(d))
+	if o := &c.lp.e.opts; o.idling() && c.udp == nil {
+		c.timers.readAt = l.Now().UnixNano()
+		l.Schedule(&c.timers.idle, l.Now().Add(o.idleBound()))
 	}
 	prev := c.lp.enter(c)
 	out, act := c.lp.e.handler.OnOpen(c)
@@ -97,6 +98,9 @@ func (c *Conn) received(p loop.Completion) {
 	default:
 		c.lp.stats.bytesIn.Add(uint64(p.N()))
 		c.touchDone()
+		if c.timers != nil {
+			c.timers.readAt = c.lp.l.Now().UnixNano()
+		}
 		if from := p.From(); from != nil {
 			c.lp.in.from = sockaddrAddr(c.network, from)
 		}

@@ -30,10 +30,11 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 }
 
 // connTimers are a connection's loop timers, allocated when it first
-// needs one (at once with Options.IdleTimeout).
+// needs one (at once with an idle timeout).
 type connTimers struct {
 	readDL, writeDL, idle loop.Timer
 	lastActive            atomic.Int64 // unix nanoseconds of the last read or write
+	readAt                int64        // unix nanoseconds of the last read; loop goroutine only
 }
 
 func newConnTimers(c *Conn) *connTimers {
@@ -83,13 +84,56 @@ func (c *Conn) deadline(err error) {
 	c.act(act)
 }
 
-// idleCheck closes c if it has been idle for Options.IdleTimeout, or
-// checks again when it would be.
+// idleCheck ends c if it has been idle for Options.IdleTimeout (no read
+// or write) or Options.ReadIdleTimeout (no read), or checks again when it
+// would be. A closing c is cut once its output stalled for idleBound.
 func (c *Conn) idleCheck(now time.Time) {
-	last := time.Unix(0, c.timers.lastActive.Load())
-	if due := last.Add(c.lp.e.opts.IdleTimeout); due.After(now) {
-		c.lp.l.Schedule(&c.timers.idle, due)
+	o, ts := &c.lp.e.opts, c.timers
+	active := time.Unix(0, ts.lastActive.Load())
+	if c.closing {
+		if due := active.Add(o.idleBound()); due.After(now) {
+			c.lp.l.Schedule(&ts.idle, due)
+			return
+		}
+		c.fail(ErrIdleTimeout)
 		return
 	}
-	c.fail(errIdle)
+	var due time.Time
+	for _, t := range [2]struct {
+		d    time.Duration
+		from time.Time
+	}{{o.IdleTimeout, active}, {o.ReadIdleTimeout, time.Unix(0, ts.readAt)}} {
+		if t.d <= 0 {
+			continue
+		}
+		if at := t.from.Add(t.d); !at.After(now) {
+			c.idle(now, active)
+			return
+		} else if due.IsZero() || at.Before(due) {
+			due = at
+		}
+	}
+	c.lp.l.Schedule(&ts.idle, due)
+}
+
+// idle ends an idle c: OnDeadline may say goodbye, then c closes after its
+// queued output, or at once if that output has stalled (nothing moved
+// since active, idleBound ago): the goodbye could not get out.
+func (c *Conn) idle(now, active time.Time) {
+	bound := c.lp.e.opts.idleBound()
+	stalled := c.OutboundBuffered() > 0 && !active.Add(bound).After(now)
+	prev := c.lp.enter(c)
+	act := c.lp.e.handler.OnDeadline(c, ErrIdleTimeout)
+	c.lp.leave(c, prev)
+	if act == Shutdown {
+		c.lp.e.shutdownAsync()
+	}
+	if stalled {
+		c.fail(ErrIdleTimeout)
+		return
+	}
+	c.closeGracefully(ErrIdleTimeout)
+	if !c.closed {
+		c.lp.l.Schedule(&c.timers.idle, now.Add(bound)) // cut the drain if it stalls
+	}
 }

@@ -1,7 +1,9 @@
 package engine_test
 
 import (
+	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,4 +190,64 @@ func testIdleTimeout(t *testing.T) {
 			t.Fatalf("OnClose(%p, %v), want (%p, a timeout)", ev.c, ev.err, busy)
 		}
 	})
+}
+
+// TestIdleGoodbye checks that an idle timeout calls OnDeadline, with
+// ErrIdleTimeout, before it closes the connection, so that the server can
+// say goodbye: what OnDeadline writes reaches the peer before end of file,
+// and OnClose reports the idle timeout. The connection used to close
+// without a word.
+func TestIdleGoodbye(t *testing.T) { backendtest.Run(t, testIdleGoodbye) }
+
+func testIdleGoodbye(t *testing.T) {
+	h := etEchoHandler()
+	h.deadline = func(c *engine.Conn, err error) engine.Action {
+		if errors.Is(err, engine.ErrIdleTimeout) {
+			c.Write([]byte("idle: bye\n"))
+		}
+		return engine.None
+	}
+	e, clk, c, peer := etClocked(t, h, engine.Options{IdleTimeout: 10 * time.Second}, "tcp")
+	etStep(e, clk, 10*time.Second)
+	if ev := etRecv(t, h.deadlines, "OnDeadline"); ev.c != c || !errors.Is(ev.err, engine.ErrIdleTimeout) || !etIsTimeout(ev.err) {
+		t.Fatalf("OnDeadline(%p, %v), want (%p, ErrIdleTimeout)", ev.c, ev.err, c)
+	}
+	if got := etReadAll(t, peer); string(got) != "idle: bye\n" {
+		t.Errorf("the peer read %q before end of file, want the goodbye", got)
+	}
+	if ev := etClosed(t, h); !errors.Is(ev.err, engine.ErrIdleTimeout) {
+		t.Errorf("OnClose(%v), want ErrIdleTimeout", ev.err)
+	}
+}
+
+// TestReadIdleTimeout checks Options.ReadIdleTimeout: a connection that
+// sends nothing for that long is closed even though the server keeps
+// writing to it (a client that only receives broadcasts), and one that
+// sends is not. IdleTimeout counts the server's own writes as activity,
+// so such a client was never idle.
+func TestReadIdleTimeout(t *testing.T) { backendtest.Run(t, testReadIdleTimeout) }
+
+func testReadIdleTimeout(t *testing.T) {
+	clk := engine.NewManualClock(etT0)
+	h := etEchoHandler()
+	e := etStart(t, h, engine.WithClock(engine.Options{ReadIdleTimeout: 10 * time.Second, IdleTimeout: time.Hour}, clk))
+	a := etListen(t, e, "tcp")
+	listener := etDial(t, a)
+	mute := etOpened(t, h)
+	talker := etDial(t, a)
+	etOpened(t, h)
+	drained := etDrain(listener)
+	for range 10 { // a broadcast every second; only the talker speaks
+		mute.Write([]byte("news\n"))
+		etEchoes(t, talker, "hello")
+		etStep(e, clk, time.Second)
+	}
+	ev := etClosed(t, h)
+	if ev.c != mute || !errors.Is(ev.err, engine.ErrIdleTimeout) {
+		t.Fatalf("OnClose(%p, %v), want the listening conn %p with ErrIdleTimeout", ev.c, ev.err, mute)
+	}
+	if got := <-drained; string(got) != strings.Repeat("news\n", 10) {
+		t.Errorf("the listener read %q, want every broadcast", got)
+	}
+	etEchoes(t, talker, "still served")
 }

@@ -62,8 +62,11 @@
 // loop (a heap; no runtime timer per connection). When one passes,
 // OnDeadline runs with an error matching os.ErrDeadlineExceeded; the
 // connection closes only if the handler says so or
-// Options.CloseOnDeadline is set. Options.IdleTimeout closes connections
-// that neither read nor write for that long.
+// Options.CloseOnDeadline is set. Options.IdleTimeout ends connections
+// that neither read nor write for that long, Options.ReadIdleTimeout those
+// that receive nothing for that long (whatever they are sent): OnDeadline
+// runs first with ErrIdleTimeout, so the handler can say goodbye, then
+// the connection closes after its queued output.
 //
 // # Errors
 //

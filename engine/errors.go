@@ -18,8 +18,10 @@ var (
 	// ErrEngineStopped is returned by calls after Stop or Shutdown; it
 	// matches net.ErrClosed.
 	ErrEngineStopped = &stoppedError{}
-	// errIdle reports an idle timeout; it matches os.ErrDeadlineExceeded.
-	errIdle = &timeoutError{"engine: idle timeout"}
+	// ErrIdleTimeout is OnDeadline's and OnClose's error when
+	// Options.IdleTimeout or Options.ReadIdleTimeout passed. It matches
+	// os.ErrDeadlineExceeded and is a net.Error whose Timeout is true.
+	ErrIdleTimeout error = &timeoutError{"engine: idle timeout"}
 	// errReadDeadline and errWriteDeadline report passed deadlines.
 	errReadDeadline  = &timeoutError{"engine: read deadline exceeded"}
 	errWriteDeadline = &timeoutError{"engine: write deadline exceeded"}

@@ -64,8 +64,17 @@ type Options struct {
 	// bounds it. 0 means no budget.
 	OutputBudget int64
 	// IdleTimeout closes a connection that has neither read nor written
-	// for this long, reporting os.ErrDeadlineExceeded. 0 means none.
+	// for this long. 0 means none.
 	IdleTimeout time.Duration
+	// ReadIdleTimeout closes a connection that has received nothing for
+	// this long, whatever it was sent (a client that only listens to
+	// broadcasts is idle for it, not for IdleTimeout). 0 means none.
+	//
+	// When either passes, OnDeadline runs with ErrIdleTimeout, so that
+	// the handler can say goodbye, and the connection then closes after
+	// its queued output, with ErrIdleTimeout; it is cut at once if that
+	// output made no progress for as long.
+	ReadIdleTimeout time.Duration
 	// ShutdownTimeout bounds the graceful shutdown that a callback asks
 	// for with the Shutdown action (from OnBoot, OnTick, OnData...):
 	// connections still open after it are closed at once, so a peer that
@@ -84,6 +93,21 @@ type Options struct {
 
 	clock loop.Clock  // tests: manual clock
 	open  loop.Opener // tests: fault injection
+}
+
+// idling reports whether connections have an idle timeout.
+func (o *Options) idling() bool { return o.IdleTimeout > 0 || o.ReadIdleTimeout > 0 }
+
+// idleBound is the shorter idle timeout that is set: the first check of
+// a new connection's, and how long its closing output may stall.
+func (o *Options) idleBound() time.Duration {
+	switch {
+	case o.IdleTimeout <= 0:
+		return o.ReadIdleTimeout
+	case o.ReadIdleTimeout <= 0:
+		return o.IdleTimeout
+	}
+	return min(o.IdleTimeout, o.ReadIdleTimeout)
 }
 
 // setDefaults fills in the defaults, and reports options that contradict
