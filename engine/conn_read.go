@@ -98,8 +98,9 @@ func (c *Conn) received(p loop.Completion) {
 	default:
 		c.lp.stats.bytesIn.Add(uint64(p.N()))
 		c.touchDone()
-		if c.timers != nil {
-			c.timers.readAt = c.lp.l.Now().UnixNano()
+		if ts := c.timers; ts != nil {
+			ts.readAt = c.lp.l.Now().UnixNano()
+			c.lp.l.Unschedule(&ts.readDL) // met: the wait for data is over
 		}
 		if from := p.From(); from != nil {
 			c.lp.in.from = sockaddrAddr(c.network, from)

@@ -16,16 +16,28 @@ func (c *Conn) SetDeadline(t time.Time) error {
 	return c.SetWriteDeadline(t)
 }
 
-// SetReadDeadline arranges for OnDeadline to run at t with an error
-// matching os.ErrDeadlineExceeded; a zero t cancels it. The timer belongs
-// to c's loop: no runtime timer is made.
+// SetReadDeadline bounds the wait for c's next bytes, as a net.Conn's
+// read deadline bounds a blocked Read: if none has arrived by t, OnDeadline
+// runs with ErrReadDeadline (which matches os.ErrDeadlineExceeded); bytes
+// arriving before t meet the deadline, which is then cleared. A zero t
+// cancels it. The timer belongs to c's loop: no runtime timer is made.
 func (c *Conn) SetReadDeadline(t time.Time) error {
 	return c.post(loop.Func(func(l *loop.Loop) { c.setTimer(l, func(ts *connTimers) *loop.Timer { return &ts.readDL }, t) }))
 }
 
-// SetWriteDeadline arranges for OnDeadline to run at t if output is still
-// queued then; a zero t cancels it.
+// SetWriteDeadline bounds c's writes, as a net.Conn's write deadline
+// does: if output is still queued at t, OnDeadline runs with
+// ErrWriteDeadline, and a Write made after t fails with ErrWriteDeadline
+// and writes nothing, until the deadline is moved. A zero t cancels it.
 func (c *Conn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	if !t.IsZero() && c.q == nil {
+		c.q = &outQueue{}
+	}
+	if c.q != nil {
+		c.q.writeBy = t
+	}
+	c.mu.Unlock()
 	return c.post(loop.Func(func(l *loop.Loop) { c.setTimer(l, func(ts *connTimers) *loop.Timer { return &ts.writeDL }, t) }))
 }
 
@@ -65,11 +77,11 @@ func (c *Conn) setTimer(l *loop.Loop, which func(*connTimers) *loop.Timer, t tim
 	l.Schedule(tm, t)
 }
 
-func (c *Conn) readDeadline(time.Time) { c.deadline(errReadDeadline) }
+func (c *Conn) readDeadline(time.Time) { c.deadline(ErrReadDeadline) }
 
 func (c *Conn) writeDeadline(time.Time) {
 	if c.OutboundBuffered() > 0 {
-		c.deadline(errWriteDeadline)
+		c.deadline(ErrWriteDeadline)
 	}
 }
 

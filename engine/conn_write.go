@@ -3,6 +3,7 @@ package engine
 import (
 	"net"
 	"syscall"
+	"time"
 
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
@@ -54,6 +55,9 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 	}
 	if total == 0 {
 		return 0, nil
+	}
+	if q := c.q; q != nil && !q.writeBy.IsZero() && !c.lp.e.clock.Now().Before(q.writeBy) {
+		return 0, c.opError("write", ErrWriteDeadline)
 	}
 	if c.outN > 0 && c.outN >= c.lp.e.opts.MaxWriteBuffer {
 		// The backlog is full: c ends, and with it every later Write (its
@@ -179,6 +183,9 @@ func (c *Conn) CloseWrite() error {
 type outQueue struct {
 	out []*chunk // queued output, in order
 	vec [][]byte // the send in flight: views of out's chunks
+	// writeBy is the write deadline (SetWriteDeadline): Writes after it
+	// fail. Guarded by the conn's mu.
+	writeBy time.Time
 }
 
 // enqueue copies p to the tail of the output queue. c.mu is held.

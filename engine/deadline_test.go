@@ -132,6 +132,7 @@ func testWriteDeadline(t *testing.T) {
 		c.SetWriteDeadline(clk.Now().Add(time.Second))
 		etStep(e, clk, 2*time.Second)
 		etNoEvent(t, h.deadlines, "OnDeadline with nothing queued")
+		c.SetWriteDeadline(time.Time{}) // passed: Writes would fail
 
 		// 32 MiB to a peer that does not read: most stays queued.
 		big := etPattern(32 << 20)
@@ -250,4 +251,49 @@ func testReadIdleTimeout(t *testing.T) {
 		t.Errorf("the listener read %q, want every broadcast", got)
 	}
 	etEchoes(t, talker, "still served")
+}
+
+// TestReadDeadlineMet checks that a read deadline bounds the wait for
+// data, as a blocked Read's does: bytes arriving before it meet it, and
+// no OnDeadline follows. It used to be a plain timer that fired at its
+// time even when data had arrived.
+func TestReadDeadlineMet(t *testing.T) { backendtest.Run(t, testReadDeadlineMet) }
+
+func testReadDeadlineMet(t *testing.T) {
+	h := etEchoHandler()
+	e, clk, c, peer := etClocked(t, h, engine.Options{}, "tcp")
+	c.SetReadDeadline(clk.Now().Add(time.Second))
+	etStep(e, clk, 500*time.Millisecond)
+	etEchoes(t, peer, "in time")
+	etStep(e, clk, time.Second)
+	etNoEvent(t, h.deadlines, "OnDeadline of a read deadline met by arriving data")
+
+	// Set again, with nothing arriving: it passes.
+	c.SetReadDeadline(clk.Now().Add(time.Second))
+	etStep(e, clk, time.Second)
+	if ev := etRecv(t, h.deadlines, "OnDeadline"); !errors.Is(ev.err, engine.ErrReadDeadline) || !etIsTimeout(ev.err) {
+		t.Errorf("OnDeadline(%v), want ErrReadDeadline", ev.err)
+	}
+}
+
+// TestWriteAfterWriteDeadline checks that a write deadline bounds writes
+// made after it passed, as a net.Conn's does: they fail with
+// ErrWriteDeadline and write nothing, until the deadline is moved. They
+// used to go through: the deadline was looked at only once, at its time.
+func TestWriteAfterWriteDeadline(t *testing.T) { backendtest.Run(t, testWriteAfterWriteDeadline) }
+
+func testWriteAfterWriteDeadline(t *testing.T) {
+	h := etEchoHandler()
+	e, clk, c, peer := etClocked(t, h, engine.Options{}, "tcp")
+	c.SetWriteDeadline(clk.Now().Add(time.Second))
+	etStep(e, clk, 2*time.Second)
+	etNoEvent(t, h.deadlines, "OnDeadline with nothing queued")
+	if n, err := c.Write([]byte("late")); n != 0 || !errors.Is(err, engine.ErrWriteDeadline) || !etIsTimeout(err) {
+		t.Errorf("Write after the write deadline = %d, %v; want 0, ErrWriteDeadline", n, err)
+	}
+	c.SetWriteDeadline(time.Time{})
+	if _, err := c.Write([]byte("ok")); err != nil {
+		t.Fatalf("Write after the deadline was cleared = %v", err)
+	}
+	etExpect(t, peer, "ok")
 }

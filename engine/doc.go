@@ -58,10 +58,14 @@
 //
 // # Deadlines and timeouts
 //
-// SetDeadline, SetReadDeadline and SetWriteDeadline arm timers owned by the
-// loop (a heap; no runtime timer per connection). When one passes,
-// OnDeadline runs with an error matching os.ErrDeadlineExceeded; the
-// connection closes only if the handler says so or
+// SetDeadline, SetReadDeadline and SetWriteDeadline have a net.Conn's
+// meaning, on timers owned by the loop (a heap; no runtime timer per
+// connection). A read deadline bounds the wait for the next bytes: it
+// passes only if none arrived since it was set. A write deadline passes
+// if output is still queued at its time, and a Write made after it fails
+// with ErrWriteDeadline. When one passes, OnDeadline runs with
+// ErrReadDeadline or ErrWriteDeadline (both match os.ErrDeadlineExceeded);
+// the connection closes only if the handler says so or
 // Options.CloseOnDeadline is set. Options.IdleTimeout ends connections
 // that neither read nor write for that long, Options.ReadIdleTimeout those
 // that receive nothing for that long (whatever they are sent): OnDeadline

@@ -22,9 +22,12 @@ var (
 	// Options.IdleTimeout or Options.ReadIdleTimeout passed. It matches
 	// os.ErrDeadlineExceeded and is a net.Error whose Timeout is true.
 	ErrIdleTimeout error = &timeoutError{"engine: idle timeout"}
-	// errReadDeadline and errWriteDeadline report passed deadlines.
-	errReadDeadline  = &timeoutError{"engine: read deadline exceeded"}
-	errWriteDeadline = &timeoutError{"engine: write deadline exceeded"}
+	// ErrReadDeadline is OnDeadline's error when a read deadline passed
+	// with no byte received since it was set.
+	ErrReadDeadline error = &timeoutError{"engine: read deadline exceeded"}
+	// ErrWriteDeadline is OnDeadline's error when a write deadline passed
+	// with output still queued, and Write's once it has passed.
+	ErrWriteDeadline error = &timeoutError{"engine: write deadline exceeded"}
 )
 
 type stoppedError struct{}
