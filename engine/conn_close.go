@@ -27,6 +27,17 @@ func (c *Conn) closeGracefully(err error) {
 	}
 }
 
+// drain closes c for a graceful Shutdown, after the handler's OnDrain if
+// it is a Drainer. It runs on c's loop.
+func (c *Conn) drain() {
+	if d, ok := c.lp.e.handler.(Drainer); ok && !c.closed && !c.closing {
+		prev := c.lp.enter(c)
+		d.OnDrain(c)
+		c.lp.leave(c, prev)
+	}
+	c.closeGracefully(nil)
+}
+
 // drained reports whether a closing c may finish: its output is written
 // and, for Detach, its cancelled receive has ended. A completion backend
 // may already have taken bytes from the socket for that receive; they

@@ -46,10 +46,11 @@ func (c *Conn) attach(l *loop.Loop) {
 	if len(out) > 0 {
 		c.Write(out)
 	}
-	if c.lp.draining {
-		act = Close // Shutdown has begun: serve nothing new
-	}
-	if c.act(act) {
+	switch {
+	case !c.act(act):
+	case c.lp.draining:
+		c.drain() // Shutdown has begun: serve nothing new
+	default:
 		c.flush()
 		c.startRead()
 	}

@@ -45,6 +45,16 @@ type Handler interface {
 	OnTick() (delay time.Duration, action Action)
 }
 
+// Drainer is implemented by a Handler that wants a word with each
+// connection before a graceful Shutdown closes it: OnDrain runs on the
+// connection's loop once the engine has stopped accepting, and what it
+// writes is sent before the connection closes (with a nil error). A
+// connection accepted while Shutdown begins gets OnOpen, then OnDrain.
+// Stop, which closes everything at once, calls no OnDrain.
+type Drainer interface {
+	OnDrain(c *Conn)
+}
+
 // BaseHandler implements Handler with callbacks that do nothing; OnData
 // discards what it is given, and OnTick asks for no ticks.
 type BaseHandler struct{}

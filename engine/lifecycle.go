@@ -8,7 +8,8 @@ import (
 
 // Shutdown stops the engine gracefully: it closes the listeners, so no new
 // connection is accepted, asks every connection to close once its queued
-// output is written, and waits for them until ctx ends. Connections still
+// output is written (after a word from the handler, if it is a Drainer),
+// and waits for them until ctx ends. Connections still
 // open then are closed at once. It returns ctx's error if it had to cut
 // connections short, and ErrEngineStopped if the engine was already
 // stopping. No loop goroutine survives it.
@@ -32,7 +33,7 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 			// its place): walk from the end, re-reading the members.
 			for i := lp.conns.Len() - 1; i >= 0; i-- {
 				if m := lp.conns.Members(); i < len(m) {
-					m[i].closeGracefully(nil)
+					m[i].drain()
 				}
 			}
 		}))

@@ -299,3 +299,48 @@ func testShutdownActionBounded(t *testing.T) {
 		})
 	}
 }
+
+// etDrainer is an echo handler that says goodbye in OnDrain.
+type etDrainer struct{ *etHandler }
+
+func (d etDrainer) OnDrain(c *engine.Conn) { c.Write([]byte("server shutting down\n")) }
+
+// TestShutdownGoodbye checks that a Drainer handler gets a word with each
+// connection before a graceful Shutdown closes it: every peer reads the
+// goodbye, then end of file, and OnClose reports nil.
+func TestShutdownGoodbye(t *testing.T) { backendtest.Run(t, testShutdownGoodbye) }
+
+func testShutdownGoodbye(t *testing.T) {
+	h := etEchoHandler()
+	e, err := engine.New(etDrainer{h}, engine.Options{Loops: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { etStop(t, e) })
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a := etListen(t, e, "tcp")
+	var peers []net.Conn
+	for range 6 {
+		peers = append(peers, etDial(t, a))
+		etOpened(t, h)
+	}
+	etEchoes(t, peers[0], "hello")
+	ctx, cancel := context.WithTimeout(context.Background(), etWait)
+	defer cancel()
+	done := etShutdown(ctx, e)
+	for i, p := range peers {
+		if got := etReadAll(t, p); string(got) != "server shutting down\n" {
+			t.Errorf("peer %d read %q before end of file, want the goodbye", i, got)
+		}
+	}
+	for range peers {
+		if ev := etClosed(t, h); ev.err != nil {
+			t.Errorf("OnClose(%v) after a graceful Shutdown, want nil", ev.err)
+		}
+	}
+	if err := etRecv(t, done, "Shutdown"); err != nil {
+		t.Errorf("Shutdown = %v, want nil", err)
+	}
+}
