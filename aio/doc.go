@@ -72,12 +72,10 @@
 // runtime.GOMAXPROCS, each a goroutine that waits for readiness and
 // performs every system call for its connections. A connection stays on
 // the loop it was given for life, which is what keeps its completions in
-// order. Measured on 2 cores with the package benchmarks (6 interleaved
-// runs), two loops against one: 8,192 connections echoing 1 KiB, 29 %
-// faster; 50 connections in 4-byte ping-pong, 19 % slower; a 64 KiB
-// stream, no difference. The default favours throughput with many
-// connections and scales with the machine; set Loops to 1 for the lowest
-// latency with few connections.
+// order. More loops serve many connections faster and scale with the
+// machine; one loop gives the lowest latency with few connections, as
+// nothing crosses between threads (docs/bench has the figures). The
+// default favours many connections; set Loops to 1 for few.
 //
 // # Differences from gaio
 //

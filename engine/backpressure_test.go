@@ -122,6 +122,7 @@ func testBackpressureFlood(t *testing.T) {
 	h := etNewHandler()
 	h.data = etFloodOrEcho(limit)
 	h.deadline = func(c *engine.Conn, _ error) engine.Action {
+		c.SetWriteDeadline(time.Time{}) // passed: the next Writes would fail
 		c.Wake()
 		return engine.None
 	}

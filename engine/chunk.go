@@ -8,8 +8,8 @@ import (
 // chunkSizes are the sizes of the pieces output is queued in. A queue
 // starts with the smallest piece that holds the write and grows by
 // class: a connection with a small reply waiting (every batched write on
-// io_uring) holds a small piece, not the largest; 8,192 connections
-// echoing 1 KiB each held 16 KiB apiece (128 MiB) with one size.
+// io_uring) holds a small piece, not the largest, while a queue that
+// grows reaches pieces large enough to keep the send's vector short.
 var chunkSizes = [...]int{1 << 10, 4 << 10, 16 << 10}
 
 // chunk is a piece of a connection's output queue: bytes [r, w) of buf are

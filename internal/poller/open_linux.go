@@ -21,12 +21,11 @@ func OpenKind(k Kind, p Provider) (Backend, error) {
 // autoURing tells whether Auto tries io_uring first (falling back to
 // epoll where it is unavailable) for p's owner. It does for a Transient
 // provider (engine): the loop reads the ring's buffers in place and
-// batches its sends into the system call that waits, and measured side by
-// side (docs/bench/io_uring) it streams faster, serves many connections
-// about as fast and makes a fifth of the system calls per message, for
-// about the same CPU. An owner that needs its bytes copied out (aio's swap buffer) pays
-// a copy per receive and a thread hand-off per WaitIO that epoll does
-// not, and streams slower: Auto stays epoll for it until that is won.
+// batches its sends into the system call that waits, so it makes far
+// fewer system calls per message than on epoll for no more CPU
+// (docs/bench/io_uring). An owner that needs its bytes copied out (aio's
+// swap buffer) pays a copy per receive and a thread hand-off per WaitIO
+// that epoll does not: Auto stays epoll for it until that cost is gone.
 func autoURing(p Provider) bool {
 	if autoURingAll {
 		return true

@@ -18,7 +18,7 @@ import (
 // whose last completion is the notification. Sockets other than TCP
 // (AF_UNIX, say) get copying sends, and so does one that refuses a
 // zero-copy send (EOPNOTSUPP, before any byte moves) from then on: on
-// Linux 6.18 that is every accepted TCP socket (measured), so only
+// Linux 6.18 that is every accepted TCP socket, so only
 // connections this side dialed send zero-copy.
 //
 // Bytes the kernel has queued in the socket keep their pages pinned until
