@@ -20,9 +20,11 @@ func open(fd int) bool {
 func pipeFD(t *testing.T) (r, w int) {
 	t.Helper()
 	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+	if err := unix.Pipe(p[:]); err != nil {
 		t.Fatal(err)
 	}
+	unix.CloseOnExec(p[0])
+	unix.CloseOnExec(p[1])
 	return p[0], p[1]
 }
 
