@@ -61,7 +61,7 @@ func etFloodOrEcho(cap int) func(c *engine.Conn, in *engine.Inbound) engine.Acti
 			// Waking at once would spin: the loop would never sleep, and
 			// with GOMAXPROCS=1 the test's own clients would get the
 			// processor only when the scheduler preempts it.
-			c.SetWriteDeadline(time.Now().Add(time.Millisecond))
+			c.SetReadDeadline(time.Now().Add(time.Millisecond)) // the peer sends no more
 		}
 		return engine.None
 	}
@@ -122,7 +122,6 @@ func testBackpressureFlood(t *testing.T) {
 	h := etNewHandler()
 	h.data = etFloodOrEcho(limit)
 	h.deadline = func(c *engine.Conn, _ error) engine.Action {
-		c.SetWriteDeadline(time.Time{}) // passed: the next Writes would fail
 		c.Wake()
 		return engine.None
 	}

@@ -58,7 +58,7 @@ func (c *Conn) attach(l *loop.Loop) {
 
 // startRead submits a receive unless one is in flight or reading stopped.
 func (c *Conn) startRead() {
-	if c.reading || c.paused || c.eof || c.closing || c.closed {
+	if c.reading || c.paused || c.eof || c.closing || c.closed || c.lp.dead {
 		return
 	}
 	c.reading = true
