@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -204,4 +205,62 @@ func ExampleEngine_Shutdown() {
 	// server: stopped
 	// Shutdown: <nil>
 	// client: EOF
+}
+
+// farewell is a handler that says goodbye: to each connection when a
+// graceful Shutdown begins (it is a Drainer), and to those that stay
+// silent for too long (OnDeadline with ErrIdleTimeout).
+type farewell struct{ engine.BaseHandler }
+
+func (farewell) OnOpen(*engine.Conn) ([]byte, engine.Action) {
+	return []byte("welcome\n"), engine.None
+}
+
+func (farewell) OnDrain(c *engine.Conn) { c.Write([]byte("server going down\n")) }
+
+func (farewell) OnDeadline(c *engine.Conn, err error) engine.Action {
+	if errors.Is(err, engine.ErrIdleTimeout) {
+		c.Write([]byte("idle for too long\n"))
+	}
+	return engine.None
+}
+
+// Goodbyes: a connection that sends nothing for ReadIdleTimeout reads a
+// farewell before end of file, and so does every connection still open
+// when Shutdown begins.
+func ExampleDrainer() {
+	e, err := engine.New(farewell{}, engine.Options{ReadIdleTimeout: 300 * time.Millisecond})
+	if err != nil {
+		log.Fatal(err)
+	}
+	addr, err := e.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	e.Start()
+
+	silent, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer silent.Close()
+	b, _ := io.ReadAll(silent) // until the server closes it
+	fmt.Print("silent client: ", string(b))
+
+	busy, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer busy.Close()
+	r := bufio.NewReader(busy)
+	r.ReadString('\n') // welcome: the server serves it
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	go e.Shutdown(ctx)
+	b, _ = io.ReadAll(r)
+	fmt.Print("busy client: ", string(b))
+	// Output:
+	// silent client: welcome
+	// idle for too long
+	// busy client: server going down
 }
