@@ -233,3 +233,37 @@ func bxLoopback() (client, server net.Conn) {
 	client.SetDeadline(time.Now().Add(10 * time.Second))
 	return client, server
 }
+
+// CloseWrite passes a half-close on, as a proxy does when one side has
+// finished sending: after the writes submitted before it, the peer reads
+// end of file, and the connection can still read.
+func ExampleWatcher_CloseWrite() {
+	w, err := aio.NewWatcher()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Close()
+	client, server := bxLoopback()
+	defer client.Close()
+
+	w.Write("reply", server, []byte("last words"))
+	w.CloseWrite(server) // after the write
+	w.Read("read", server, make([]byte, 16))
+	b, _ := io.ReadAll(client) // until end of file
+	fmt.Printf("client read %q, then end of file\n", b)
+	client.Write([]byte("ack"))
+	for n := 0; n < 2; {
+		results, err := w.WaitIO()
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, r := range results {
+			fmt.Printf("%s: %d bytes, %v\n", r.Context, r.Size, r.Error)
+			n++
+		}
+	}
+	// Output:
+	// client read "last words", then end of file
+	// reply: 10 bytes, <nil>
+	// read: 3 bytes, <nil>
+}
