@@ -225,11 +225,10 @@ func (farewell) OnDeadline(c *engine.Conn, err error) engine.Action {
 	return engine.None
 }
 
-// Goodbyes: a connection that sends nothing for ReadIdleTimeout reads a
-// farewell before end of file, and so does every connection still open
-// when Shutdown begins.
-func ExampleDrainer() {
-	e, err := engine.New(farewell{}, engine.Options{ReadIdleTimeout: 300 * time.Millisecond})
+// startFarewell starts an engine with the farewell handler and returns it
+// with a connected client that has read its welcome.
+func startFarewell(o engine.Options) (*engine.Engine, net.Conn, *bufio.Reader) {
+	e, err := engine.New(farewell{}, o)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -238,29 +237,36 @@ func ExampleDrainer() {
 		log.Fatal(err)
 	}
 	e.Start()
-
-	silent, err := net.Dial("tcp", addr.String())
+	conn, err := net.Dial("tcp", addr.String())
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer silent.Close()
-	b, _ := io.ReadAll(silent) // until the server closes it
-	fmt.Print("silent client: ", string(b))
+	r := bufio.NewReader(conn)
+	r.ReadString('\n') // welcome: the server serves conn
+	return e, conn, r
+}
 
-	busy, err := net.Dial("tcp", addr.String())
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer busy.Close()
-	r := bufio.NewReader(busy)
-	r.ReadString('\n') // welcome: the server serves it
+// A graceful Shutdown lets a Drainer say goodbye to every connection
+// before it closes.
+func ExampleDrainer() {
+	e, conn, r := startFarewell(engine.Options{})
+	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	go e.Shutdown(ctx)
-	b, _ = io.ReadAll(r)
-	fmt.Print("busy client: ", string(b))
-	// Output:
-	// silent client: welcome
-	// idle for too long
-	// busy client: server going down
+	b, _ := io.ReadAll(r) // until end of file
+	fmt.Print("client: ", string(b))
+	<-e.Done()
+	// Output: client: server going down
+}
+
+// A connection that sends nothing for ReadIdleTimeout is told so (by
+// OnDeadline, with ErrIdleTimeout) before it is closed.
+func ExampleOptions_readIdleTimeout() {
+	e, conn, r := startFarewell(engine.Options{ReadIdleTimeout: 100 * time.Millisecond})
+	defer e.Stop()
+	defer conn.Close()
+	b, _ := io.ReadAll(r) // until the server closes it
+	fmt.Print("silent client: ", string(b))
+	// Output: silent client: idle for too long
 }
