@@ -52,6 +52,7 @@ type Loop struct {
 	timers timerHeap
 	slots  slotTable
 	now    time.Time
+	fresh  bool // now was read since the loop last woke (complete)
 
 	sleeping atomic.Bool // the loop is in, or about to enter, Wait
 	wakeSig  atomic.Bool // a wake-up was sent since the loop last woke
@@ -134,8 +135,9 @@ func (l *Loop) Err() error {
 // Kind names the loop's backend. Safe from any goroutine.
 func (l *Loop) Kind() poller.Kind { return l.be.Kind() }
 
-// Now returns the time read at the start of the current iteration. Loop
-// goroutine only.
+// Now returns the time the loop last woke at (read once per iteration,
+// before any completion of that wake-up is delivered). Loop goroutine
+// only.
 func (l *Loop) Now() time.Time { return l.now }
 
 // Attach adds fd to the backend under a new tag whose completions go to o.
@@ -167,6 +169,12 @@ func (l *Loop) Conns() int { return l.slots.used }
 func (l *Loop) Timers() int { return len(l.timers) }
 
 func (l *Loop) complete(c *poller.Completion) {
+	if !l.fresh {
+		// The first completion since the loop woke: owners stamp
+		// activity and schedule timers from Now, which must be the time
+		// it woke at, not the time it went to sleep.
+		l.now, l.fresh = l.clock.Now(), true
+	}
 	if o := l.slots.lookup(c.Tag); o != nil {
 		o.Complete(l, Completion{c})
 		return
@@ -208,10 +216,13 @@ func (l *Loop) run() {
 		if l.tasks.pending() {
 			timeout = 0
 		}
+		l.fresh = false
 		err := l.be.Wait(timeout, l.dispatch)
 		l.sleeping.Store(false)
 		l.wakeSig.Store(false)
-		l.now = l.clock.Now()
+		if !l.fresh {
+			l.now = l.clock.Now()
+		}
 		if err != nil {
 			l.fail(err)
 			return

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeio/gale/internal/backendtest"
 	"github.com/galeio/gale/internal/loop"
 	"golang.org/x/sys/unix"
 )
@@ -240,5 +241,47 @@ func TestAttachError(t *testing.T) {
 		if got := l.Conns(); got != 0 {
 			t.Errorf("Conns() after a failed Attach = %d, want 0", got)
 		}
+	})
+}
+
+// nowRecorder is an Owner that records the loop's time when its
+// completions are delivered.
+type nowRecorder struct{ got chan time.Time }
+
+func (r *nowRecorder) Complete(l *loop.Loop, c loop.Completion) { r.got <- l.Now() }
+
+// TestNowFreshInCompletions checks that a completion delivered after the
+// loop slept sees the time it woke at: owners stamp activity and schedule
+// timers from there. The loop used to read its clock only after delivering
+// them, so they saw the time it went to sleep (an idle timer armed for a
+// connection accepted after a long sleep fired at once).
+func TestNowFreshInCompletions(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) {
+		t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+		clock := &manualClock{now: t0}
+		l := start(t, loop.Config{Clock: clock})
+		a, peer := socketpair(t)
+		r := &nowRecorder{got: make(chan time.Time, 1)}
+		var tag loop.Tag
+		do(t, l, func(l *loop.Loop) {
+			var err error
+			if tag, err = l.Attach(a, true, r); err != nil {
+				t.Fatal(err)
+			}
+			l.Recv(tag, make([]byte, 16))
+		})
+		clock.Advance(time.Hour) // the loop sleeps through it
+		if _, err := unix.Write(peer, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-r.got:
+			if want := t0.Add(time.Hour); !got.Equal(want) {
+				t.Errorf("Now() in Complete = %v, want %v (the time the loop woke at)", got, want)
+			}
+		case <-time.After(waitLimit):
+			t.Fatal("no completion")
+		}
+		do(t, l, func(l *loop.Loop) { l.Release(tag) })
 	})
 }
