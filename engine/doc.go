@@ -74,9 +74,12 @@
 //
 // # Errors
 //
-// OnClose reports why a connection ended: nil after Close, io.EOF when the
-// peer closed, ErrEngineStopped, ErrWriteBufferFull, a deadline error, or a
-// *net.OpError ("read", "write", "shutdown") around an *os.SyscallError. A
+// OnClose reports why a connection ended: nil after Close (and after a
+// graceful Shutdown), io.EOF when the peer closed, ErrEngineStopped,
+// ErrWriteBufferFull, ErrInputBufferFull, ErrIdleTimeout, a deadline error
+// (with Options.CloseOnDeadline), ErrDetached, the failure of its event
+// loop (see Engine.Err), or a *net.OpError ("read", "write", "shutdown")
+// around an *os.SyscallError. A
 // system call interrupted (EINTR) or not ready (EAGAIN) is retried and
 // never reported. Any other failure of a read or a write, a reset
 // (ECONNRESET, EPIPE) or a lack of kernel memory (ENOMEM, ENOBUFS) alike,
@@ -93,11 +96,16 @@
 //
 // # Lifecycle
 //
-// Shutdown stops accepting, lets queued output drain and closes the
-// connections, waiting until its context ends; Stop closes everything at
-// once. A callback's Shutdown action starts the same graceful shutdown,
-// bounded by Options.ShutdownTimeout (10 s by default). Neither leaves a
-// goroutine or descriptor behind.
+// Connections are served from Start on: OnOpen runs only after OnBoot
+// has returned, even for listeners opened and connections adopted before.
+// Shutdown stops accepting, gives a Drainer handler a word with each
+// connection, lets queued output drain and closes the connections,
+// waiting until its context ends; Stop closes everything at once. A
+// callback's Shutdown action starts the same graceful shutdown, bounded by
+// Options.ShutdownTimeout (10 s by default). Neither leaves a goroutine or
+// descriptor behind. If an event loop's backend fails, the engine closes
+// every connection (OnClose gets the failure) and stops, and Err reports
+// it.
 //
 // # Platforms
 //
