@@ -174,8 +174,12 @@ func testIdleTimeout(t *testing.T) {
 		busyPeer := etDial(t, a)
 		busy := etOpened(t, h)
 
+		// The echo's send completes, and counts as activity, when the loop
+		// sees its completion: wait for that before the clock moves on.
+		sent := func() bool { return busy.OutboundBuffered() == 0 }
 		etStep(e, clk, 6*time.Second)
 		etEchoes(t, busyPeer, "activity at 6 s")
+		etWaitFor(t, "the echo sent", sent)
 		etStep(e, clk, 5*time.Second) // 11 s: idle is past its timeout
 		ev := etClosed(t, h)
 		if ev.c != idle || !etIsTimeout(ev.err) {
@@ -183,6 +187,7 @@ func testIdleTimeout(t *testing.T) {
 		}
 		etExpectEOF(t, idlePeer)
 		etEchoes(t, busyPeer, "still open at 11 s")
+		etWaitFor(t, "the echo sent", sent)
 		etStep(e, clk, 9*time.Second) // 20 s: 9 s after the last activity
 		etNoEvent(t, h.closed, "OnClose of the busy conn")
 		etStep(e, clk, 2*time.Second) // 22 s: 11 s after
