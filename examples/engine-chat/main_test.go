@@ -229,4 +229,3 @@ func shutdown(e *engine.Engine) error {
 	defer cancel()
 	return e.Shutdown(ctx)
 }
-
