@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -69,6 +68,7 @@ func (srv *server) OnData(c *engine.Conn, in *engine.Inbound) engine.Action {
 	for {
 		line, n, tooLong := nextLine(in.Bytes(), srv.cfg.maxLine)
 		if tooLong {
+			srv.cfg.log.Printf("%s cut: line over %d bytes (-max-line)", s.name(), srv.cfg.maxLine)
 			s.send(srv.msgTooLong)
 			in.Discard(in.Len()) // left there, it could pass MaxInputBuffer and end c before the error goes out
 			return engine.Close
@@ -164,15 +164,13 @@ func (srv *server) OnDrain(c *engine.Conn) {
 }
 
 // OnClose takes the client out of the room, tells the others, and logs
-// why the server cut it, if it did.
+// why it left.
 func (srv *server) OnClose(c *engine.Conn, err error) {
 	s, ok := c.Context().(*session)
 	if !ok {
 		return // OnOpen never ran: the engine stopped first
 	}
-	if why := srv.why(err); why != "" {
-		srv.cfg.log.Printf("%s cut: %s", s.name(), why)
-	}
+	srv.logClose(s, err)
 	if s.nick == "" {
 		return
 	}
@@ -180,26 +178,26 @@ func (srv *server) OnClose(c *engine.Conn, err error) {
 	if !srv.draining.Load() {
 		srv.room.broadcast(nil, fmt.Appendf(nil, "* %s left\n", s.nick))
 	}
-	if err == nil || err == io.EOF {
-		srv.cfg.log.Printf("%s left", s.nick)
-	}
 }
 
-// why explains OnClose's err when it is the server's doing.
-func (srv *server) why(err error) string {
+// logClose logs why s's connection ended: the server cut it, or it left,
+// or it was lost (a reset, say).
+func (srv *server) logClose(s *session, err error) {
+	cfg := &srv.cfg
 	switch {
 	case errors.Is(err, engine.ErrWriteBufferFull):
-		return "more than " + strconv.Itoa(srv.cfg.backlog) + " bytes behind (-backlog)"
+		cfg.log.Printf("%s cut: more than %d bytes behind (-backlog)", s.name(), cfg.backlog)
 	case errors.Is(err, engine.ErrWriteDeadline):
-		return "output stalled for " + srv.cfg.writeTimeout.String() + " (-write-timeout)"
+		cfg.log.Printf("%s cut: output stalled for %v (-write-timeout)", s.name(), cfg.writeTimeout)
 	case errors.Is(err, engine.ErrIdleTimeout):
-		return "silent for " + srv.cfg.idleTimeout.String() + " (-idle)"
+		cfg.log.Printf("%s cut: silent for %v (-idle)", s.name(), cfg.idleTimeout)
 	case errors.Is(err, engine.ErrReadDeadline):
-		return "no nickname within " + srv.cfg.nickTimeout.String() + " (-nick-timeout)"
-	case errors.Is(err, engine.ErrInputBufferFull):
-		return "line too long" // not reached: OnData cuts it first
+		cfg.log.Printf("%s cut: no nickname within %v (-nick-timeout)", s.name(), cfg.nickTimeout)
 	case err == nil, err == io.EOF, errors.Is(err, engine.ErrEngineStopped):
-		return ""
+		if s.nick != "" {
+			cfg.log.Printf("%s left", s.nick)
+		}
+	default:
+		cfg.log.Printf("%s lost: %v", s.name(), err) // a reset, say
 	}
-	return err.Error() // a reset, say
 }
