@@ -53,7 +53,7 @@ func testSlowClient(t *testing.T) {
 		cut          string // in the server's log
 	}{
 		{"backlog", 64 << 10, time.Minute, 1 << 20, "slow cut: more than 65536 bytes behind (-backlog)"},
-		{"write-timeout", 16 << 20, shortTimeout, 256 << 10, "slow cut: output stalled for 500ms (-write-timeout)"},
+		{"write-timeout", 16 << 20, shortTimeout, 256 << 10, "slow cut: output stalled for 1s (-write-timeout)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			leaktest.Check(t)
