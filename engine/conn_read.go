@@ -101,13 +101,18 @@ func (c *Conn) received(p loop.Completion) {
 		c.touchDone()
 		if ts := c.timers; ts != nil {
 			ts.readAt = c.lp.l.Now().UnixNano()
-			c.lp.l.Unschedule(&ts.readDL) // met: the wait for data is over
 		}
 		if from := p.From(); from != nil {
 			c.lp.in.from = sockaddrAddr(c.network, from)
 		}
 		c.deliver(p.Bytes())
 		c.lp.in.from = nil
+		if ts := c.timers; ts != nil && len(c.inbuf) == 0 {
+			// The handler took all it was given: the read the deadline
+			// bounded is done. Bytes left unconsumed (a partial frame)
+			// mean it still waits, and the deadline stays.
+			c.lp.l.Unschedule(&ts.readDL)
+		}
 	}
 	if c.closing && c.detached != nil && c.drained() {
 		c.finish() // the cancelled receive of a Detach has ended

@@ -16,10 +16,12 @@ func (c *Conn) SetDeadline(t time.Time) error {
 	return c.SetWriteDeadline(t)
 }
 
-// SetReadDeadline bounds the wait for c's next bytes, as a net.Conn's
-// read deadline bounds a blocked Read: if none has arrived by t, OnDeadline
-// runs with ErrReadDeadline (which matches os.ErrDeadlineExceeded); bytes
-// arriving before t meet the deadline, which is then cleared. A zero t
+// SetReadDeadline bounds the wait for the input c's handler waits for, as
+// a net.Conn's read deadline bounds a blocked Read: unless, before t,
+// bytes arrive and OnData consumes every byte it has, OnDeadline runs at t
+// with ErrReadDeadline (which matches os.ErrDeadlineExceeded). Consumed
+// input meets the deadline, which is then cleared; input left unconsumed
+// (a partial frame the handler waits to complete) does not. A zero t
 // cancels it. The timer belongs to c's loop: no runtime timer is made.
 func (c *Conn) SetReadDeadline(t time.Time) error {
 	return c.post(loop.Func(func(l *loop.Loop) { c.setTimer(l, func(ts *connTimers) *loop.Timer { return &ts.readDL }, t) }))

@@ -22,7 +22,10 @@ const maxVec = 1024
 //
 // When nothing is queued, Write writes to the socket directly, from the
 // calling goroutine, so an echo or a reply from OnData costs one system
-// call and no copy.
+// call and no copy. On io_uring, a Write of up to 16 KiB made while c's
+// OnData runs (from that callback or any other goroutine) is queued
+// instead and sent, batched, when OnData returns: OutboundBuffered may
+// then be non-zero for a moment though the peer keeps up.
 func (c *Conn) Write(p []byte) (int, error) {
 	one := [1][]byte{p} // stays on the stack: writeLocked keeps no reference
 	c.mu.Lock()

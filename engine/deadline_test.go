@@ -268,6 +268,7 @@ func testReadDeadlineMet(t *testing.T) {
 	h := etEchoHandler()
 	e, clk, c, peer := etClocked(t, h, engine.Options{}, "tcp")
 	c.SetReadDeadline(clk.Now().Add(time.Second))
+	etDo(t, c, func(*engine.Conn) {}) // set before the bytes come
 	etStep(e, clk, 500*time.Millisecond)
 	etEchoes(t, peer, "in time")
 	etStep(e, clk, time.Second)
@@ -301,4 +302,40 @@ func testWriteAfterWriteDeadline(t *testing.T) {
 		t.Fatalf("Write after the deadline was cleared = %v", err)
 	}
 	etExpect(t, peer, "ok")
+}
+
+// TestReadDeadlinePartial checks that a read deadline bounds the wait for
+// what the handler waits for, not for any byte: a partial line, which the
+// handler leaves unconsumed, keeps the deadline armed, and it passes. A
+// whole line, consumed, meets it. (A line's first bytes used to meet it,
+// so a client that sent half a line and stopped escaped the deadline.)
+func TestReadDeadlinePartial(t *testing.T) { backendtest.Run(t, testReadDeadlinePartial) }
+
+func testReadDeadlinePartial(t *testing.T) {
+	h := etNewHandler()
+	h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+		for {
+			line, err := in.ReadUntil('\n')
+			if err != nil {
+				return engine.None // wait for the rest of the line
+			}
+			c.Write(line)
+		}
+	}
+	e, clk, c, peer := etClocked(t, h, engine.Options{}, "tcp")
+	c.SetReadDeadline(clk.Now().Add(time.Second))
+	etDo(t, c, func(*engine.Conn) {})
+	peer.Write([]byte("whole line\n"))
+	etExpect(t, peer, "whole line\n")
+	etStep(e, clk, 2*time.Second)
+	etNoEvent(t, h.deadlines, "OnDeadline after a whole line arrived in time")
+
+	c.SetReadDeadline(clk.Now().Add(time.Second))
+	etDo(t, c, func(*engine.Conn) {}) // the deadline is set before the bytes come
+	peer.Write([]byte("half a li"))
+	etWaitFor(t, "the half line received", func() bool { return e.Stats().Total().BytesIn >= uint64(len("whole line\nhalf a li")) })
+	etStep(e, clk, time.Second)
+	if ev := etRecv(t, h.deadlines, "OnDeadline"); !errors.Is(ev.err, engine.ErrReadDeadline) {
+		t.Errorf("OnDeadline(%v), want ErrReadDeadline", ev.err)
+	}
 }

@@ -60,8 +60,9 @@
 //
 // SetDeadline, SetReadDeadline and SetWriteDeadline have a net.Conn's
 // meaning, on timers owned by the loop (a heap; no runtime timer per
-// connection). A read deadline bounds the wait for the next bytes: it
-// passes only if none arrived since it was set. A write deadline passes
+// connection). A read deadline bounds the wait for the input the handler
+// waits for: it passes unless, before then, bytes arrived and OnData
+// consumed all it had (a partial frame left unconsumed keeps it armed). A write deadline passes
 // if output is still queued at its time, and a Write made after it fails
 // with ErrWriteDeadline. When one passes, OnDeadline runs with
 // ErrReadDeadline or ErrWriteDeadline (both match os.ErrDeadlineExceeded);

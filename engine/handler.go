@@ -50,7 +50,11 @@ type Handler interface {
 // connection's loop once the engine has stopped accepting, and what it
 // writes is sent before the connection closes (with a nil error). A
 // connection accepted while Shutdown begins gets OnOpen, then OnDrain.
-// Stop, which closes everything at once, calls no OnDrain.
+// Each loop runs its connections' OnDrain when Shutdown's task reaches it,
+// so a connection of one loop may close (and its OnClose run) before
+// another loop's OnDrain: a handler that announces departures should know
+// shutdown has begun from its first OnDrain. Stop, which closes everything
+// at once, calls no OnDrain.
 type Drainer interface {
 	OnDrain(c *Conn)
 }

@@ -82,8 +82,10 @@ type Options struct {
 	// its bound from its context instead. Default 10 s; negative means no
 	// bound.
 	ShutdownTimeout time.Duration
-	// CloseOnDeadline closes a connection when a deadline passes (after
-	// OnDeadline). By default the handler decides.
+	// CloseOnDeadline closes a connection at once when a read or write
+	// deadline passes, after OnDeadline, dropping its queued output (what
+	// OnDeadline wrote too). By default the handler decides, and its Close
+	// action closes after the queued output.
 	CloseOnDeadline bool
 	// TCPKeepAlive sets the keep-alive period of TCP connections; 0 keeps
 	// the system's, negative disables it.
