@@ -47,6 +47,7 @@ type Conn struct {
 	closing   bool // close once the output queue is empty
 	wrShut    bool // the sending side is shut down
 	closed    bool
+	reset     bool // close with a reset (Abort)
 	closeErr  error
 	inbuf     []byte // received bytes the handler left unconsumed
 	index     int    // in lp.conns
@@ -153,9 +154,27 @@ func (c *Conn) Execute(f func(c *Conn)) error {
 }
 
 // Close closes c once its queued output is written; OnClose then runs
-// with a nil error. Closing a closed connection does nothing.
+// with a nil error. Closing a closed connection does nothing. A peer that
+// stops reading holds a closing connection until a write deadline, an
+// idle timeout or Shutdown's context ends it; Abort does not wait.
 func (c *Conn) Close() error {
 	return c.post(loop.Func(func(*loop.Loop) { c.closeGracefully(nil) }))
+}
+
+// Abort closes c at once, dropping its queued output; OnClose then runs
+// with a nil error, and Writes fail from the moment Abort is called. The
+// connection is reset, so the peer cannot take the stream cut short for a
+// whole one. Aborting a closed connection does nothing.
+func (c *Conn) Abort() error {
+	c.mu.Lock()
+	c.dead = true
+	c.mu.Unlock()
+	return c.post(loop.Func(func(*loop.Loop) {
+		if !c.closed {
+			c.reset = true
+			c.fail(nil)
+		}
+	}))
 }
 
 func (c *Conn) post(t loop.Task) error {

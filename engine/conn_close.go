@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/sock"
 )
 
 // closeGracefully closes c once its queued output is written. It runs on
@@ -95,6 +96,11 @@ func (c *Conn) finish() {
 	c.inbuf = nil
 	if c.laddr.Load() == nil {
 		c.askLocal(c.fd.Sysfd()) // LocalAddr must answer after the close
+	}
+	if (c.reset || dropped > 0) && c.stream && c.udp == nil && c.detached == nil {
+		// Output was dropped: a reset tells the peer the stream was cut,
+		// where an end of file would pass it for a whole one.
+		sock.SetLingerZero(c.fd.Sysfd())
 	}
 	if c.detached != nil {
 		c.fd.HandOff(c.detached)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -471,5 +472,33 @@ func testAddrsAfterClose(t *testing.T) {
 	var oe *net.OpError
 	if !errors.As(err, &oe) || oe.Source == nil || oe.Source.String() != want {
 		t.Errorf("Write after close = %v, want a *net.OpError whose Source is %s", err, want)
+	}
+}
+
+// TestAbort checks Conn.Abort: the connection closes at once although its
+// peer never reads and output is queued (a Close would wait for that
+// output for ever), OnClose reports nil, later Writes fail, and the peer
+// sees a reset rather than an end of file that would pass the cut-off
+// stream for a whole one.
+func TestAbort(t *testing.T) { backendtest.Run(t, testAbort) }
+
+func testAbort(t *testing.T) {
+	h := etNewHandler()
+	_, c, peer := etServe(t, h, engine.Options{Loops: 1, WriteHighWater: 8 << 20, MaxWriteBuffer: 8 << 20}, "tcp")
+	etSmallReadBuffer(peer)
+	etFill(t, c, 1<<20)
+	if err := c.Abort(); err != nil {
+		t.Fatalf("Abort() = %v", err)
+	}
+	if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Write after Abort = %v, want net.ErrClosed", err)
+	}
+	if ev := etClosed(t, h); ev.err != nil {
+		t.Errorf("OnClose(%v) after Abort, want nil", ev.err)
+	}
+	peer.SetReadDeadline(time.Now().Add(etWait))
+	_, err := io.Copy(io.Discard, peer)
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("the peer read to %v, want a connection reset", err)
 	}
 }

@@ -85,7 +85,10 @@
 // never reported. Any other failure of a read or a write, a reset
 // (ECONNRESET, EPIPE) or a lack of kernel memory (ENOMEM, ENOBUFS) alike,
 // closes that connection, and only it, dropping its queued output; a Write
-// that fails so returns the error, and every later Write net.ErrClosed.
+// that fails so returns the error, and every later Write net.ErrClosed. A
+// TCP connection closed with output dropped (a failure, CloseOnDeadline,
+// MaxWriteBuffer, Conn.Abort) is reset, so that its peer sees the stream
+// was cut rather than an end of file.
 // (On io_uring, ENOBUFS from a receive means the kernel's provided-buffer
 // ring ran dry, which is no error: the receive waits for buffers.)
 //

@@ -37,3 +37,11 @@ func (o TCPOptions) Restore(fd int) error {
 	}
 	return o.keep.restore(fd)
 }
+
+// SetLingerZero makes close(2) of fd reset the connection (SO_LINGER on,
+// zero seconds): the kernel drops what is still queued to send and the
+// peer sees a reset instead of an end of file that would pass a cut-off
+// stream for a whole one. Best effort: sockets without linger ignore it.
+func SetLingerZero(fd int) {
+	unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+}
