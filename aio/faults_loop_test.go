@@ -10,23 +10,8 @@ import (
 
 	"github.com/galeio/gale/aio"
 	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/faulttest"
 )
-
-// failingWait makes Wait fail, once fail is set, with errLoopInjected.
-type failingWait struct {
-	poller.Backend
-	fail *atomic.Bool
-}
-
-var errLoopInjected = errors.New("injected backend failure")
-
-func (b *failingWait) Wait(d time.Duration, fn func(*poller.Completion)) error {
-	if b.fail.Load() {
-		return errLoopInjected
-	}
-	return b.Backend.Wait(d, fn)
-}
 
 // TestLoopFault makes one loop's backend fail while every connection has
 // requests pending. The watcher must not go on as if nothing happened:
@@ -39,13 +24,7 @@ func TestLoopFault(t *testing.T) { backendtest.Run(t, testLoopFault) }
 
 func testLoopFault(t *testing.T) {
 	var fail atomic.Bool
-	var made atomic.Int32
-	w, err := aio.NewWatcherBackend(aio.Config{Loops: 2}, func(b poller.Backend) poller.Backend {
-		if made.Add(1) == 1 {
-			return &failingWait{Backend: b, fail: &fail}
-		}
-		return b
-	})
+	w, err := aio.NewWatcherBackend(aio.Config{Loops: 2}, faulttest.FailFirst(&fail))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +62,7 @@ func testLoopFault(t *testing.T) {
 		if r.Error == nil {
 			t.Errorf("a read pending when its loop failed completed without an error (ctx %v)", r.Context)
 		}
-		if errors.Is(r.Error, errLoopInjected) {
+		if errors.Is(r.Error, faulttest.ErrBackend) {
 			faulted++
 		}
 	}
@@ -96,7 +75,7 @@ func testLoopFault(t *testing.T) {
 	if !errors.Is(col.err, aio.ErrWatcherClosed) {
 		t.Errorf("WaitIO after the failure = %v, want ErrWatcherClosed", col.err)
 	}
-	if err := w.Err(); !errors.Is(err, errLoopInjected) {
+	if err := w.Err(); !errors.Is(err, faulttest.ErrBackend) {
 		t.Errorf("Err() = %v, want the backend's failure", err)
 	}
 	for _, p := range peers {

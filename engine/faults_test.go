@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/faulttest"
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/poller"
@@ -266,21 +267,6 @@ func testWriteAfterFailedAttach(t *testing.T) {
 	}
 }
 
-// failingWait makes Wait fail, once fail is set, with errLoopInjected.
-type failingWait struct {
-	poller.Backend
-	fail *atomic.Bool
-}
-
-var errLoopInjected = errors.New("injected backend failure")
-
-func (b *failingWait) Wait(d time.Duration, fn func(*poller.Completion)) error {
-	if b.fail.Load() {
-		return errLoopInjected
-	}
-	return b.Backend.Wait(d, fn)
-}
-
 // TestLoopFault makes one loop's backend fail. The engine must not go on
 // as if nothing happened: every connection, on that loop and the others,
 // gets its OnClose, the engine stops (Done, OnShutdown), and Err reports
@@ -290,13 +276,7 @@ func TestLoopFault(t *testing.T) { backendtest.Run(t, testLoopFault) }
 
 func testLoopFault(t *testing.T) {
 	var fail atomic.Bool
-	var made atomic.Int32
-	o := engine.WithBackend(engine.Options{Loops: 2}, func(b poller.Backend) poller.Backend {
-		if made.Add(1) == 1 {
-			return &failingWait{Backend: b, fail: &fail}
-		}
-		return b
-	})
+	o := engine.WithBackend(engine.Options{Loops: 2}, faulttest.FailFirst(&fail))
 	h := etEchoHandler()
 	e := etStart(t, h, o)
 	a := etListen(t, e, "tcp")
@@ -315,7 +295,7 @@ func testLoopFault(t *testing.T) {
 	case <-time.After(etWait):
 		t.Fatal("the engine did not stop after a loop's backend failed")
 	}
-	if err := e.Err(); !errors.Is(err, errLoopInjected) {
+	if err := e.Err(); !errors.Is(err, faulttest.ErrBackend) {
 		t.Errorf("Err() = %v, want the backend's failure", err)
 	}
 	faulted := 0
@@ -324,7 +304,7 @@ func testLoopFault(t *testing.T) {
 		if ev.err == nil {
 			t.Errorf("OnClose(nil) after a loop failure, want an error")
 		}
-		if errors.Is(ev.err, errLoopInjected) {
+		if errors.Is(ev.err, faulttest.ErrBackend) {
 			faulted++
 		}
 	}

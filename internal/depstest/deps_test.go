@@ -32,7 +32,7 @@ var policy = map[string][]string{
 	"internal/backendtest": {"internal/poller"},
 	// faulttest injects system-call failures through internal/sock's
 	// hook: tests only.
-	"internal/faulttest": {"internal/sock"},
+	"internal/faulttest": {"internal/poller", "internal/sock"},
 	// floodtest is the line examples' hostile-client test, for tests
 	// only: it samples the heap with leaktest.
 	"internal/floodtest": {"internal/leaktest"},
