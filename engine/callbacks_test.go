@@ -318,6 +318,7 @@ func testServeFromStart(t *testing.T) {
 	for range 3 { // the accepted conn, the adopted one, and its peer's
 		etOpened(t, h)
 	}
+	etWaitFor(t, "three opens recorded", func() bool { return len(rec.list()) == 4 })
 	if got := rec.list(); len(got) != 4 || got[0] != "boot" {
 		t.Fatalf("events = %q, want boot then three opens", got)
 	}

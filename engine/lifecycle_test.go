@@ -282,7 +282,10 @@ func testShutdownActionBounded(t *testing.T) {
 				}
 				return time.Millisecond, engine.None
 			}
-			o := engine.Options{Loops: 1, ShutdownTimeout: 200 * time.Millisecond}
+			// High water marks above what is queued: the conn is still
+			// read, so OnData sees "now".
+			o := engine.Options{Loops: 1, ShutdownTimeout: 200 * time.Millisecond,
+				WriteHighWater: 64 << 20, MaxWriteBuffer: 64 << 20}
 			e, c, peer := etServe(t, h, o, "tcp")
 			etSmallReadBuffer(peer)
 			etFill(t, c, 1<<20) // never read: a graceful close never ends
