@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"reflect"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -500,5 +502,32 @@ func testAbort(t *testing.T) {
 	_, err := io.Copy(io.Discard, peer)
 	if !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("the peer read to %v, want a connection reset", err)
+	}
+}
+
+// TestConnAPIHidesLoop checks that Conn's methods are the public API
+// only: none takes or returns a type of gale's internal packages (Complete
+// used to take *loop.Loop and *poller.Completion).
+func TestConnAPIHidesLoop(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeOf(&engine.Conn{}), reflect.TypeOf(&engine.Engine{})} {
+		for i := range typ.NumMethod() {
+			m := typ.Method(i)
+			ft := m.Type
+			var params []reflect.Type
+			for j := range ft.NumIn() {
+				params = append(params, ft.In(j))
+			}
+			for j := range ft.NumOut() {
+				params = append(params, ft.Out(j))
+			}
+			for _, p := range params {
+				for p.Kind() == reflect.Pointer || p.Kind() == reflect.Slice {
+					p = p.Elem()
+				}
+				if strings.Contains(p.PkgPath(), "/internal/") {
+					t.Errorf("%v.%s uses %v, of an internal package", typ, m.Name, p)
+				}
+			}
+		}
 	}
 }
