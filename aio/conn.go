@@ -347,12 +347,21 @@ func (c *conn) finalize(l *loop.Loop) {
 	}
 }
 
-// abort releases the connection at once, dropping operations in flight:
-// the loop is exiting and will deliver nothing more.
-func (c *conn) abort(l *loop.Loop) {
-	c.release(l, ErrWatcherClosed)
+// abort releases the connection at once, the loop being about to exit:
+// requests pending complete with err, except those whose operation is in
+// flight. Those are dropped (Close: the loop delivers nothing more) or,
+// with strand, kept for watcher.stop to deliver once the backend is
+// closed, when the kernel no longer uses their buffers (a loop failure).
+func (c *conn) abort(l *loop.Loop, err error, strand bool) {
+	c.release(l, err)
 	if c.fd.Closed() {
 		return
+	}
+	if strand && c.recvBusy {
+		c.strand(l, &c.readers, err)
+	}
+	if strand && c.sendBusy {
+		c.strand(l, &c.writers, err)
 	}
 	c.recvBusy, c.sendBusy = false, false
 	if c.handOff != nil {

@@ -17,31 +17,6 @@ func (lp *loopState) fault(l *loop.Loop, err error) {
 	go lp.w.stop(err)
 }
 
-// failAll releases c at once, completing every request pending on it with
-// err. A request whose operation is in flight is stranded: it completes
-// only once the loop has closed its backend (watcher.stop), because until
-// then the kernel may still use its buffer.
-func (c *conn) failAll(l *loop.Loop, err error) {
-	c.release(l, err)
-	if c.fd.Closed() {
-		return
-	}
-	if c.recvBusy {
-		c.recvBusy = false
-		c.strand(l, &c.readers, err)
-	}
-	if c.sendBusy {
-		c.sendBusy = false
-		c.strand(l, &c.writers, err)
-	}
-	if c.handOff != nil {
-		c.fd.Close()
-		c.handOff <- -1
-		c.handOff = nil
-	}
-	c.finalize(l)
-}
-
 // strand takes the head of q, whose operation is in flight, out of c's
 // queue and keeps it, completed with err, for watcher.stop to deliver.
 func (c *conn) strand(l *loop.Loop, q *reqQueue, err error) {

@@ -116,9 +116,9 @@ func (t *resumeTask) Run(l *loop.Loop) {
 func (lp *loopState) stop(l *loop.Loop, cause error) {
 	for c, ok := lp.conns.Last(); ok; c, ok = lp.conns.Last() {
 		if cause == nil {
-			c.abort(l)
+			c.abort(l, ErrWatcherClosed, false)
 		} else {
-			c.failAll(l, cause)
+			c.abort(l, cause, true)
 		}
 	}
 	if cause == nil {

@@ -72,12 +72,11 @@ func (lp *eloop) Commit(int, int) {}
 // are not counted).
 func (lp *eloop) flush() bool {
 	n := lp.l.Timers()
-	if lp.idx == 0 {
-		for _, t := range []*loop.Timer{&lp.e.tick, &lp.e.trim} {
-			if t.Scheduled() {
-				n--
-			}
-		}
+	if lp.idx == 0 && lp.e.tick.Scheduled() {
+		n--
+	}
+	if lp.idx == 0 && lp.e.trim.Scheduled() {
+		n--
 	}
 	lp.stats.timers.Store(int64(n))
 	return false
