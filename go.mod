@@ -1,5 +1,7 @@
 module github.com/galeio/gale
 
-go 1.25.0
+go 1.26.0
 
-require golang.org/x/sys v0.45.0
+require golang.org/x/sys v0.49.0
+
+require golang.org/x/net v0.62.0

@@ -106,7 +106,7 @@ func (c *Conn) askLocal(fd int) net.Addr {
 	if err != nil {
 		return nil
 	}
-	a := sockaddrAddr(c.network, sa)
+	a := sock.Addr(c.network, sa)
 	if a == nil {
 		return nil
 	}

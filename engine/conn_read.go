@@ -103,7 +103,7 @@ func (c *Conn) received(p loop.Completion) {
 			ts.readAt = c.lp.l.Now().UnixNano()
 		}
 		if from := p.From(); from != nil {
-			c.lp.in.from = sockaddrAddr(c.network, from)
+			c.lp.in.from = sock.Addr(c.network, from)
 		}
 		c.deliver(p.Bytes())
 		c.lp.in.from = nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net"
-	"net/netip"
 	"os"
 	"syscall"
 	"time"
@@ -175,10 +174,10 @@ func (ln *listener) accepted(fd int, from unix.Sockaddr) {
 	// An accepted TCP conn keeps its peer as a netip.AddrPort and shares
 	// the listener's address unless that is a wildcard: no allocation,
 	// no getsockname(2). RemoteAddr and LocalAddr build the rest on demand.
-	peer, ok := sockaddrAddrPort(from)
+	peer, ok := sock.AddrPort(from)
 	var raddr net.Addr
 	if !ok {
-		raddr = sockaddrAddr(ln.network, from)
+		raddr = sock.Addr(ln.network, from)
 	}
 	laddr := &ln.addr
 	if isWildcard(ln.addr) {
@@ -238,41 +237,9 @@ func addrHash(a net.Addr) uint32 {
 	return h.Sum32()
 }
 
-// sockaddrAddrPort converts an IPv4 or IPv6 socket address.
-func sockaddrAddrPort(sa unix.Sockaddr) (netip.AddrPort, bool) {
-	switch sa := sa.(type) {
-	case *unix.SockaddrInet4:
-		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port)), true
-	case *unix.SockaddrInet6:
-		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(sa.Port)), true // as net shows v4-mapped peers
-	}
-	return netip.AddrPort{}, false
-}
-
 // isWildcard reports whether a is an IP address of any interface, so
 // that a conn accepted there has an address of its own.
 func isWildcard(a net.Addr) bool {
 	t, ok := a.(*net.TCPAddr)
 	return ok && (t.IP == nil || t.IP.IsUnspecified())
-}
-
-// sockaddrAddr converts a socket address for network to a net.Addr.
-func sockaddrAddr(network string, sa unix.Sockaddr) net.Addr {
-	switch sa := sa.(type) {
-	case *unix.SockaddrInet4:
-		ip := net.IP(append([]byte(nil), sa.Addr[:]...))
-		if network == "udp" || network == "udp4" || network == "udp6" {
-			return &net.UDPAddr{IP: ip, Port: sa.Port}
-		}
-		return &net.TCPAddr{IP: ip, Port: sa.Port}
-	case *unix.SockaddrInet6:
-		ip := net.IP(append([]byte(nil), sa.Addr[:]...))
-		if network == "udp" || network == "udp4" || network == "udp6" {
-			return &net.UDPAddr{IP: ip, Port: sa.Port}
-		}
-		return &net.TCPAddr{IP: ip, Port: sa.Port}
-	case *unix.SockaddrUnix:
-		return &net.UnixAddr{Name: sa.Name, Net: "unix"}
-	}
-	return nil
 }

@@ -59,7 +59,7 @@ var policy = map[string][]string{
 	"engine": {"internal/loop", "internal/sock"},
 
 	// Later: net.Conn and net.Listener drop-ins, then protocols.
-	"netconn":   {"engine", "aio"},
+	"netconn":   {"engine", "internal/loop", "internal/sock"},
 	"tlsconn":   {"netconn"},
 	"http1":     {"netconn", "tlsconn"},
 	"websocket": {"http1"},
@@ -73,7 +73,7 @@ var programDirs = []string{"bench", "cmd", "examples"}
 
 // publicAPIs may be imported only by programs and by the rows of policy
 // that name them.
-var publicAPIs = []string{"aio", "engine"}
+var publicAPIs = []string{"aio", "engine", "netconn"}
 
 // sockExternal is all internal/sock may import from outside the standard
 // library.

@@ -1,0 +1,146 @@
+package netconn
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/galeio/gale/internal/loop"
+)
+
+// linger is how long a group's loops outlive their last connection, so
+// that a program dialing one connection after another does not start and
+// stop loops each time.
+const linger = 200 * time.Millisecond
+
+// readBufSize is the size of each loop's read buffer, lent to receives.
+const readBufSize = 64 << 10
+
+// A group is the set of loops serving one backend's connections: one loop
+// per GOMAXPROCS, started with the first connection or listener and
+// stopped a linger after the last one closed.
+type group struct {
+	kind  Backend
+	key   groupKey
+	loops []*nloop
+	refs  int // guarded by groups.mu
+	next  atomic.Uint32
+	idle  *time.Timer // the pending stop, guarded by groups.mu
+}
+
+var groups struct {
+	mu sync.Mutex
+	m  map[groupKey]*group
+}
+
+// groupKey names a group: the backend asked for, and GALE_BACKEND, which
+// overrides it (tests run the same code on each backend in turn).
+type groupKey struct {
+	kind Backend
+	env  string
+}
+
+func keyOf(kind Backend) groupKey { return groupKey{kind, os.Getenv("GALE_BACKEND")} }
+
+// acquire returns the running group of kind, starting it if need be, and
+// counts one more user.
+func acquire(kind Backend) (*group, error) {
+	groups.mu.Lock()
+	defer groups.mu.Unlock()
+	key := keyOf(kind)
+	g := groups.m[key]
+	if g == nil {
+		var err error
+		if g, err = startGroup(kind); err != nil {
+			return nil, err
+		}
+		g.key = key
+		if groups.m == nil {
+			groups.m = map[groupKey]*group{}
+		}
+		groups.m[key] = g
+	}
+	if g.idle != nil {
+		g.idle.Stop()
+		g.idle = nil
+	}
+	g.refs++
+	return g, nil
+}
+
+// release ends one use of g; the last one stops g after linger.
+func (g *group) release() {
+	groups.mu.Lock()
+	defer groups.mu.Unlock()
+	g.refs--
+	if g.refs > 0 {
+		return
+	}
+	g.idle = time.AfterFunc(linger, func() {
+		groups.mu.Lock()
+		if g.refs > 0 || groups.m[g.key] != g {
+			groups.mu.Unlock()
+			return
+		}
+		delete(groups.m, g.key)
+		groups.mu.Unlock()
+		g.stop()
+	})
+}
+
+func startGroup(kind Backend) (*group, error) {
+	g := &group{kind: kind}
+	for range max(1, runtimeProcs()) {
+		lp := &nloop{buf: make([]byte, readBufSize)}
+		l, err := loop.New(loop.Config{Provider: lp, Backend: kind, Fault: lp.fault})
+		if err != nil {
+			g.stop()
+			return nil, fmt.Errorf("netconn: %w", err)
+		}
+		lp.l = l
+		lp.conns = loop.NewSet(func(c *Conn) *int { return &c.index })
+		g.loops = append(g.loops, lp)
+		l.Start()
+	}
+	return g, nil
+}
+
+func (g *group) stop() {
+	for _, lp := range g.loops {
+		lp.l.Stop(nil)
+	}
+}
+
+// pick chooses the loop of a new connection, in turn.
+func (g *group) pick() *nloop {
+	return g.loops[int(g.next.Add(1))%len(g.loops)]
+}
+
+// An nloop is one loop of a group and what its goroutine owns.
+type nloop struct {
+	l     *loop.Loop
+	buf   []byte
+	conns loop.Set[*Conn]
+	err   error // the backend failure that ended the loop; loop-owned
+}
+
+// Provide lends the loop's read buffer; a receive's owner copies the bytes
+// out before its Complete returns.
+func (lp *nloop) Provide() ([]byte, int) { return lp.buf, 0 }
+
+// Commit is a no-op: the buffer is whole again once Complete returns.
+func (lp *nloop) Commit(int, int) {}
+
+// Transient tells a completion backend that the buffer is free again
+// when Complete returns.
+func (lp *nloop) Transient() bool { return true }
+
+// fault fails every connection of a loop whose backend failed.
+func (lp *nloop) fault(l *loop.Loop, err error) {
+	lp.err = err
+	for _, c := range append([]*Conn(nil), lp.conns.Members()...) {
+		c.fail(l, err)
+	}
+}

@@ -1,0 +1,11 @@
+package netconn_test
+
+import (
+	"testing"
+
+	"github.com/galeio/gale/internal/leaktest"
+)
+
+// TestMain fails the run if the tests leave goroutines or descriptors
+// behind; the loops of a group stop a linger after their last user.
+func TestMain(m *testing.M) { leaktest.Main(m) }

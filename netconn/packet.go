@@ -1,0 +1,416 @@
+package netconn
+
+import (
+	"context"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/sock"
+)
+
+// PacketConn is a datagram socket (UDP or unixgram) on gale's loops: a
+// net.PacketConn and, when dialed, a net.Conn, like *net.UDPConn.
+//
+// Every method is safe from any goroutine. A ReadFrom that finds no
+// datagram has the loop receive into its slice and parks until one came;
+// when its deadline passes or Close interrupts it, the receive is
+// cancelled and its end collected before ReadFrom returns, so the slice
+// is the caller's again. A WriteTo that finds the socket's buffer full
+// waits in poll(2) on its own thread until there is room (UDP sends
+// rarely wait).
+type PacketConn struct {
+	fd      sock.FD
+	g       *group
+	lp      *nloop
+	network string
+	laddr   net.Addr
+	raddr   net.Addr // a dialed conn's peer, else nil
+
+	rserial sync.Mutex
+	wserial sync.Mutex
+
+	mu      sync.Mutex // guards the parked ReadFrom's fields
+	waiting bool
+	buf     []byte
+	n       int
+	from    unix.Sockaddr
+	err     error
+	ready   chan struct{}
+
+	rdeadline atomic.Int64
+	wdeadline atomic.Int64
+	closed    atomic.Bool
+	gone      chan struct{}
+
+	// Owned by the loop goroutine.
+	tag       loop.Tag
+	attached  bool
+	receiving bool
+	closing   bool
+	timer     loop.Timer
+}
+
+// ListenPacket announces on the local address, as net.ListenPacket;
+// network is "udp", "udp4", "udp6" or "unixgram".
+func ListenPacket(network, address string) (net.PacketConn, error) {
+	var lc ListenConfig
+	return lc.ListenPacket(context.Background(), network, address)
+}
+
+// ListenPacket announces on the local address, as
+// net.ListenConfig.ListenPacket; network is "udp", "udp4", "udp6" or
+// "unixgram".
+func (lc *ListenConfig) ListenPacket(ctx context.Context, network, address string) (net.PacketConn, error) {
+	switch network {
+	case "udp", "udp4", "udp6", "unixgram":
+	default:
+		return nil, &net.OpError{Op: "listen", Net: network, Err: net.UnknownNetworkError(network)}
+	}
+	std, err := lc.ListenConfig.ListenPacket(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	return adoptPacket(std.(net.Conn), network, lc.Backend, "listen")
+}
+
+// adoptPacket moves a datagram socket onto kind's loops.
+func adoptPacket(nc net.Conn, network string, kind Backend, op string) (*PacketConn, error) {
+	laddr, raddr := nc.LocalAddr(), nc.RemoteAddr()
+	fd, err := sock.DupConn(nc.(syscall.Conn))
+	nc.Close()
+	if err != nil {
+		return nil, &net.OpError{Op: op, Net: network, Addr: laddr, Err: err}
+	}
+	g, err := acquire(kind)
+	if err != nil {
+		sock.Close(fd)
+		return nil, &net.OpError{Op: op, Net: network, Addr: laddr, Err: err}
+	}
+	pc := &PacketConn{g: g, lp: g.pick(), network: network, laddr: laddr, raddr: raddr,
+		ready: make(chan struct{}, 1), gone: make(chan struct{})}
+	if raddr != nil && isNilAddr(raddr) {
+		pc.raddr = nil
+	}
+	pc.fd.Init(fd)
+	pc.timer.Fire = pc.fire
+	return pc, nil
+}
+
+func isNilAddr(a net.Addr) bool {
+	u, ok := a.(*net.UnixAddr)
+	return ok && u == nil
+}
+
+// LocalAddr returns the local address.
+func (pc *PacketConn) LocalAddr() net.Addr { return pc.laddr }
+
+// RemoteAddr returns the peer of a dialed conn, else nil.
+func (pc *PacketConn) RemoteAddr() net.Addr { return pc.raddr }
+
+// ReadFrom reads one datagram into p and returns its size and source; a
+// datagram longer than p is truncated. After the read deadline it fails
+// with an error matching os.ErrDeadlineExceeded; after Close, with
+// net.ErrClosed.
+func (pc *PacketConn) ReadFrom(p []byte) (int, net.Addr, error) {
+	n, sa, err := pc.readFrom(p)
+	if err != nil {
+		return n, nil, err
+	}
+	return n, sock.Addr(pc.network, sa), nil
+}
+
+// Read reads one datagram, of a dialed conn.
+func (pc *PacketConn) Read(p []byte) (int, error) {
+	n, _, err := pc.readFrom(p)
+	return n, err
+}
+
+func (pc *PacketConn) readFrom(p []byte) (int, unix.Sockaddr, error) {
+	pc.rserial.Lock()
+	defer pc.rserial.Unlock()
+	if pc.closed.Load() {
+		return 0, nil, pc.opError("read", net.ErrClosed)
+	}
+	if passed(pc.rdeadline.Load()) {
+		return 0, nil, pc.opError("read", errTimeout)
+	}
+	for {
+		fd, ok := pc.fd.Acquire()
+		if !ok {
+			return 0, nil, pc.opError("read", net.ErrClosed)
+		}
+		n, sa, err := unix.Recvfrom(fd, p, 0)
+		pc.fd.Release()
+		switch err {
+		case nil:
+			return n, sa, nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return pc.wait(p)
+		}
+		return 0, nil, pc.opError("read", os.NewSyscallError("recvfrom", err))
+	}
+}
+
+// wait has the loop receive into p and parks until it did or was
+// stopped (the receive's end collected).
+func (pc *PacketConn) wait(p []byte) (int, unix.Sockaddr, error) {
+	pc.mu.Lock()
+	pc.waiting, pc.buf, pc.n, pc.from, pc.err = true, p, 0, nil, nil
+	pc.mu.Unlock()
+	if pc.lp.l.Post((*recvFromTask)(pc)) != nil {
+		pc.complete(0, nil, pc.opError("read", net.ErrClosed))
+	}
+	<-pc.ready
+	return pc.n, pc.from, pc.err
+}
+
+func (pc *PacketConn) complete(n int, from unix.Sockaddr, err error) {
+	pc.mu.Lock()
+	if pc.waiting {
+		pc.waiting, pc.buf, pc.n, pc.from, pc.err = false, nil, n, from, err
+		pc.ready <- struct{}{}
+	}
+	pc.mu.Unlock()
+}
+
+type recvFromTask PacketConn
+
+func (t *recvFromTask) Run(l *loop.Loop) {
+	pc := (*PacketConn)(t)
+	if pc.closing || pc.closed.Load() {
+		pc.complete(0, nil, pc.opError("read", net.ErrClosed))
+		return
+	}
+	if !pc.attached {
+		tag, err := l.Attach(pc.fd.Sysfd(), false, pc)
+		if err != nil {
+			pc.complete(0, nil, pc.opError("read", err))
+			return
+		}
+		pc.tag, pc.attached = tag, true
+	}
+	pc.receiving = true
+	l.RecvFrom(pc.tag, pc.buf)
+	pc.retime(l)
+}
+
+// Complete takes the loop's receive completions.
+func (pc *PacketConn) Complete(l *loop.Loop, cp loop.Completion) {
+	pc.receiving = false
+	l.Unschedule(&pc.timer)
+	switch {
+	case cp.Errno() != 0:
+		pc.complete(0, nil, pc.opError("read", os.NewSyscallError("recvfrom", cp.Errno())))
+	case cp.Canceled() && pc.closed.Load():
+		pc.complete(0, nil, pc.opError("read", net.ErrClosed))
+	case cp.Canceled():
+		pc.complete(0, nil, pc.opError("read", errTimeout))
+	default:
+		pc.complete(cp.N(), cp.From(), nil)
+	}
+	pc.settle(l)
+}
+
+func (pc *PacketConn) retime(l *loop.Loop) {
+	if !pc.receiving {
+		return
+	}
+	switch d := pc.rdeadline.Load(); {
+	case d == 0:
+		l.Unschedule(&pc.timer)
+	case passed(d):
+		l.Unschedule(&pc.timer)
+		l.Cancel(pc.tag, loop.OpRecvFrom)
+	default:
+		l.Schedule(&pc.timer, time.Unix(0, d))
+	}
+}
+
+func (pc *PacketConn) fire(time.Time) { pc.retime(pc.lp.l) }
+
+type packetRetime PacketConn
+
+func (t *packetRetime) Run(l *loop.Loop) { (*PacketConn)(t).retime(l) }
+
+// WriteTo sends p as one datagram to addr.
+func (pc *PacketConn) WriteTo(p []byte, addr net.Addr) (int, error) {
+	sa, err := sockaddr(addr)
+	if err != nil {
+		return 0, &net.OpError{Op: "write", Net: pc.network, Source: pc.laddr, Addr: addr, Err: err}
+	}
+	return pc.send(p, sa, addr)
+}
+
+// Write sends p as one datagram to a dialed conn's peer.
+func (pc *PacketConn) Write(p []byte) (int, error) {
+	if pc.raddr == nil {
+		return 0, pc.opError("write", syscall.EDESTADDRREQ)
+	}
+	return pc.send(p, nil, pc.raddr)
+}
+
+func (pc *PacketConn) send(p []byte, sa unix.Sockaddr, addr net.Addr) (int, error) {
+	pc.wserial.Lock()
+	defer pc.wserial.Unlock()
+	fail := func(err error) (int, error) {
+		return 0, &net.OpError{Op: "write", Net: pc.network, Source: pc.laddr, Addr: addr, Err: err}
+	}
+	for {
+		if pc.closed.Load() {
+			return fail(net.ErrClosed)
+		}
+		d := pc.wdeadline.Load()
+		if passed(d) {
+			return fail(errTimeout)
+		}
+		fd, ok := pc.fd.Acquire()
+		if !ok {
+			return fail(net.ErrClosed)
+		}
+		err := unix.Sendto(fd, p, 0, sa)
+		if err == unix.EAGAIN {
+			err = waitWritable(fd, d)
+		} else if err == nil {
+			pc.fd.Release()
+			return len(p), nil
+		}
+		pc.fd.Release()
+		if err != nil && err != unix.EINTR && err != unix.EAGAIN {
+			return fail(os.NewSyscallError("sendto", err))
+		}
+	}
+}
+
+// waitWritable waits in poll(2) until fd can take a datagram, for at
+// most 10 ms so that the caller sees a Close or deadline soon.
+func waitWritable(fd int, deadline int64) error {
+	wait := 10 * time.Millisecond
+	if deadline != 0 {
+		wait = min(wait, time.Until(time.Unix(0, deadline)))
+	}
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+	_, err := unix.Poll(fds, int(max(wait, time.Millisecond)/time.Millisecond))
+	return err
+}
+
+// sockaddr converts a UDP or Unix address for sendto(2).
+func sockaddr(addr net.Addr) (unix.Sockaddr, error) {
+	switch a := addr.(type) {
+	case *net.UDPAddr:
+		return ipSockaddr(a.IP, a.Port)
+	case *net.UnixAddr:
+		return &unix.SockaddrUnix{Name: a.Name}, nil
+	}
+	return nil, syscall.EINVAL
+}
+
+func ipSockaddr(ip net.IP, port int) (unix.Sockaddr, error) {
+	if ip4 := ip.To4(); ip4 != nil {
+		sa := &unix.SockaddrInet4{Port: port}
+		copy(sa.Addr[:], ip4)
+		return sa, nil
+	}
+	if len(ip) == net.IPv6len {
+		sa := &unix.SockaddrInet6{Port: port}
+		copy(sa.Addr[:], ip)
+		return sa, nil
+	}
+	return nil, syscall.EINVAL
+}
+
+// SetDeadline sets the read and write deadlines.
+func (pc *PacketConn) SetDeadline(t time.Time) error {
+	if err := pc.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return pc.SetWriteDeadline(t)
+}
+
+// SetReadDeadline sets the time after which ReadFrom fails with an error
+// matching os.ErrDeadlineExceeded; a zero t means none.
+func (pc *PacketConn) SetReadDeadline(t time.Time) error {
+	if pc.closed.Load() {
+		return pc.opError("set", net.ErrClosed)
+	}
+	pc.rdeadline.Store(nanos(t))
+	pc.lp.l.Post((*packetRetime)(pc))
+	return nil
+}
+
+// SetWriteDeadline sets the time after which WriteTo fails with an error
+// matching os.ErrDeadlineExceeded; a zero t means none.
+func (pc *PacketConn) SetWriteDeadline(t time.Time) error {
+	if pc.closed.Load() {
+		return pc.opError("set", net.ErrClosed)
+	}
+	pc.wdeadline.Store(nanos(t))
+	return nil
+}
+
+// Close closes the socket: a blocked ReadFrom or WriteTo returns
+// net.ErrClosed. As in package net, a bound unixgram socket's file stays.
+func (pc *PacketConn) Close() error {
+	if !pc.closed.CompareAndSwap(false, true) {
+		return pc.opError("close", net.ErrClosed)
+	}
+	if pc.lp.l.Post((*packetClose)(pc)) != nil {
+		pc.fd.Close()
+		close(pc.gone)
+	}
+	<-pc.gone
+	pc.complete(0, nil, pc.opError("read", net.ErrClosed))
+	pc.g.release()
+	return nil
+}
+
+type packetClose PacketConn
+
+func (t *packetClose) Run(l *loop.Loop) {
+	pc := (*PacketConn)(t)
+	pc.closing = true
+	if pc.receiving {
+		l.Cancel(pc.tag, loop.OpRecvFrom)
+	}
+	pc.settle(l)
+}
+
+func (pc *PacketConn) settle(l *loop.Loop) {
+	if !pc.closing || pc.receiving {
+		return
+	}
+	if pc.attached {
+		l.Release(pc.tag)
+		pc.attached = false
+	}
+	pc.fd.Close()
+	pc.closing = false
+	close(pc.gone)
+}
+
+// SyscallConn returns the raw socket, as *net.UDPConn's.
+func (pc *PacketConn) SyscallConn() (syscall.RawConn, error) {
+	return rawConn{&pc.fd}, nil
+}
+
+// SetReadBuffer sets the socket's receive buffer (SO_RCVBUF).
+func (pc *PacketConn) SetReadBuffer(n int) error {
+	return setInt(&pc.fd, unix.SOL_SOCKET, unix.SO_RCVBUF, n)
+}
+
+// SetWriteBuffer sets the socket's send buffer (SO_SNDBUF).
+func (pc *PacketConn) SetWriteBuffer(n int) error {
+	return setInt(&pc.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, n)
+}
+
+func (pc *PacketConn) opError(op string, err error) error {
+	return sock.OpError(op, pc.network, pc.laddr, pc.raddr, err)
+}
