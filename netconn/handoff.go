@@ -1,0 +1,57 @@
+package netconn
+
+import (
+	"net"
+
+	"github.com/galeio/gale/internal/loop"
+)
+
+// takeBuffered stops the loop receiving for c, waits until a receive in
+// flight ended, and returns the bytes received ahead of Read (those of
+// that receive included), in order; later Reads find none and the
+// connection reads nothing more from its socket. It is the first step of
+// a hand-over: the descriptor, with what the kernel still holds, goes to
+// a new owner, and the returned bytes go before them.
+func (c *Conn) takeBuffered() ([]byte, error) {
+	r := &c.rd
+	r.serial.Lock()
+	defer r.serial.Unlock()
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, c.opError("detach", net.ErrClosed)
+	}
+	r.held = true
+	r.mu.Unlock()
+	done := make(chan struct{})
+	if c.post(&holdTask{c: c, done: done}) != nil {
+		close(done)
+	}
+	<-done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b []byte
+	if r.stash != nil {
+		b = append([]byte(nil), (*r.stash)[r.off:]...)
+		*r.stash = (*r.stash)[:0]
+		stashes.Put(r.stash)
+		r.stash, r.off = nil, 0
+	}
+	return b, nil
+}
+
+// holdTask cancels c's receive in flight and closes done once it ended.
+type holdTask struct {
+	c    *Conn
+	done chan struct{}
+}
+
+func (t *holdTask) Run(l *loop.Loop) {
+	r := &t.c.rd
+	if !r.armed {
+		close(t.done)
+		return
+	}
+	r.hold = t.done
+	l.Cancel(t.c.tag, loop.OpRecv)
+}
