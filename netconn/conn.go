@@ -174,6 +174,10 @@ func (c *Conn) fail(l *loop.Loop, err error) {
 		c.attached = false
 	}
 	c.rd.armed = false
+	if c.rd.hold != nil {
+		close(c.rd.hold)
+		c.rd.hold = nil
+	}
 	c.rd.failed(c.opError("read", err))
 	if c.wr.sending {
 		c.wr.sending = false
