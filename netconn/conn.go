@@ -188,6 +188,7 @@ func (c *Conn) fail(l *loop.Loop, err error) {
 
 // Complete receives the loop's completions for c.
 func (c *Conn) Complete(l *loop.Loop, cp loop.Completion) {
+	c.lp.woke = true
 	switch cp.Op() {
 	case loop.OpRecv:
 		c.rd.completed(l, cp)

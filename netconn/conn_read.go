@@ -257,6 +257,7 @@ func (r *reader) fire(now time.Time) {
 		return
 	}
 	r.timerAt.Store(0)
+	r.c.lp.woke = true
 	r.mu.Lock()
 	r.wakeLocked(0, r.c.opError("read", errTimeout))
 	r.mu.Unlock()

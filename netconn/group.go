@@ -94,7 +94,7 @@ func startGroup(kind Backend) (*group, error) {
 	g := &group{kind: kind}
 	for range max(1, runtimeProcs()) {
 		lp := &nloop{buf: make([]byte, readBufSize)}
-		l, err := loop.New(loop.Config{Provider: lp, Backend: kind, Fault: lp.fault})
+		l, err := loop.New(loop.Config{Provider: lp, Backend: kind, Fault: lp.fault, Flush: lp.flush})
 		if err != nil {
 			g.stop()
 			return nil, fmt.Errorf("netconn: %w", err)
@@ -124,6 +124,17 @@ type nloop struct {
 	buf   []byte
 	conns loop.Set[*Conn]
 	err   error // the backend failure that ended the loop; loop-owned
+	woke  bool  // this iteration may have readied a parked goroutine
+}
+
+// flush tells the loop whether it readied goroutines this iteration, so
+// that it yields before it blocks in the kernel: a goroutine readied by
+// the loop waits in the loop's P otherwise, until the scheduler notices
+// the P is blocked (on io_uring, tens of microseconds and more).
+func (lp *nloop) flush() bool {
+	w := lp.woke
+	lp.woke = false
+	return w
 }
 
 // Provide lends the loop's read buffer; a receive's owner copies the bytes

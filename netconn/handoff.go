@@ -55,3 +55,16 @@ func (t *holdTask) Run(l *loop.Loop) {
 	r.hold = t.done
 	l.Cancel(t.c.tag, loop.OpRecv)
 }
+
+// resumeReading undoes takeBuffered's hold: the loop receives again if
+// Reads had started it.
+func (c *Conn) resumeReading() {
+	r := &c.rd
+	r.mu.Lock()
+	r.held = false
+	again := r.started && r.err == nil && !r.closed
+	r.mu.Unlock()
+	if again {
+		c.post((*readTask)(r))
+	}
+}

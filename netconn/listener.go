@@ -210,6 +210,7 @@ func (t *acceptTask) Run(l *loop.Loop) {
 
 // Complete takes the loop's accept completions.
 func (ln *Listener) Complete(l *loop.Loop, cp loop.Completion) {
+	ln.lp.woke = true
 	ln.accepting = false
 	l.Unschedule(&ln.timer)
 	switch {

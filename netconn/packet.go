@@ -205,6 +205,7 @@ func (t *recvFromTask) Run(l *loop.Loop) {
 
 // Complete takes the loop's receive completions.
 func (pc *PacketConn) Complete(l *loop.Loop, cp loop.Completion) {
+	pc.lp.woke = true
 	pc.receiving = false
 	l.Unschedule(&pc.timer)
 	switch {
@@ -278,7 +279,7 @@ func (pc *PacketConn) send(p []byte, sa unix.Sockaddr, addr net.Addr) (int, erro
 		}
 		err := unix.Sendto(fd, p, 0, sa)
 		if err == unix.EAGAIN {
-			err = waitWritable(fd, d)
+			err = pollWait(fd, unix.POLLOUT, d)
 		} else if err == nil {
 			pc.fd.Release()
 			return len(p), nil
@@ -290,15 +291,14 @@ func (pc *PacketConn) send(p []byte, sa unix.Sockaddr, addr net.Addr) (int, erro
 	}
 }
 
-// waitWritable waits in poll(2) until fd can take a datagram, for at
-// most 10 ms so that the caller sees a Close or deadline soon.
-func waitWritable(fd int, deadline int64) error {
+// pollWait waits in poll(2) for events on fd, at most 10 ms (and not past
+// deadline d) so that the caller sees a Close or a deadline soon.
+func pollWait(fd int, events int16, d int64) error {
 	wait := 10 * time.Millisecond
-	if deadline != 0 {
-		wait = min(wait, time.Until(time.Unix(0, deadline)))
+	if d != 0 {
+		wait = min(wait, time.Until(time.Unix(0, d)))
 	}
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
-	_, err := unix.Poll(fds, int(max(wait, time.Millisecond)/time.Millisecond))
+	_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: events}}, int(max(wait, time.Millisecond)/time.Millisecond))
 	return err
 }
 
