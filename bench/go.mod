@@ -3,6 +3,7 @@ module github.com/galeio/gale/bench
 go 1.25.0
 
 require (
+	github.com/brickingsoft/rio v1.6.15
 	github.com/cloudwego/netpoll v0.7.2
 	github.com/galeio/gale v0.0.0
 	github.com/lesismal/nbio v1.6.12
@@ -12,6 +13,7 @@ require (
 )
 
 require (
+	github.com/brickingsoft/bytebuffers v1.4.2 // indirect
 	github.com/bytedance/gopkg v0.1.1 // indirect
 	github.com/cloudwego/gopkg v0.1.4 // indirect
 	github.com/kavu/go_reuseport v1.5.0 // indirect
@@ -19,6 +21,7 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
+	golang.org/x/net v0.43.0 // indirect
 	golang.org/x/sync v0.11.0 // indirect
 	golang.org/x/sys v0.45.0 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
