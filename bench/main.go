@@ -33,7 +33,7 @@ func config() benchrun.Config {
 	return benchrun.Config{
 		Command: "bench",
 		Servers: append(benchrun.GaleServers(), peers...),
-		Default: []string{"stdnet", "cepoll", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "engine", "engine-io_uring"},
+		Default: []string{"stdnet", "cepoll", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring"},
 		Full:    true,
 		Usage:   "bench: gale's echo servers against its peers' (gaio, gnet, nbio, evio, netpoll, rio) and C epoll and io_uring references, on loopback. Flags:",
 	}

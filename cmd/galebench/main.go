@@ -57,7 +57,7 @@ func main() {
 	benchrun.Main(benchrun.Config{
 		Command: "galebench",
 		Servers: benchrun.GaleServers(),
-		Default: []string{"aio", "engine", "engine-io_uring", "stdnet"},
+		Default: []string{"aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring", "stdnet"},
 		Usage:   "galebench: gale's echo servers against std net's on loopback. Flags:",
 	})
 }

@@ -1,11 +1,13 @@
 package benchrun
 
 import (
+	"context"
 	"errors"
 	"net"
 
 	"github.com/galeio/gale/aio"
 	"github.com/galeio/gale/engine"
+	"github.com/galeio/gale/netconn"
 )
 
 // GaleServers are gale's echo servers and std net's, the reference every
@@ -22,12 +24,41 @@ func GaleServers() []Server {
 			Note: "the engine server on io_uring: multishot accept and receive, OnData reads the ring's buffer in place"},
 		{Name: "stdnet", Serve: serveStd,
 			Note: "package net, a goroutine per connection, 64 KiB buffer"},
+		{Name: "netconn", Serve: serveNetconn(netconn.Epoll), Gale: true, Backend: "epoll",
+			Note: "stdnet's code on a gale netconn listener on epoll: a goroutine per connection blocked in Read, woken by the loop's receive"},
+		{Name: "netconn-io_uring", Serve: serveNetconn(netconn.IOURing), Gale: true, Backend: "io_uring",
+			Note: "stdnet's code on a gale netconn listener on io_uring"},
 	}
 }
 
 // serveStd is the standard library's echo: a goroutine per connection.
 func serveStd(ln net.Listener, ready func(net.Addr)) error {
 	ready(ln.Addr())
+	return echoEach(ln)
+}
+
+// serveNetconn is serveStd's code on a netconn listener of backend b. As
+// serveEngineOn does, it closes ln and listens on the same address.
+func serveNetconn(b netconn.Backend) func(net.Listener, func(net.Addr)) error {
+	return func(ln net.Listener, ready func(net.Addr)) error {
+		addr := ln.Addr().String()
+		if err := ln.Close(); err != nil {
+			return err
+		}
+		lc := netconn.ListenConfig{Backend: b}
+		nl, err := lc.Listen(context.Background(), "tcp", addr)
+		if err != nil {
+			return err
+		}
+		defer nl.Close()
+		ready(nl.Addr())
+		return echoEach(nl)
+	}
+}
+
+// echoEach serves every connection of ln with a goroutine that writes
+// back what it reads, through a 64 KiB buffer.
+func echoEach(ln net.Listener) error {
 	for {
 		c, err := ln.Accept()
 		if err != nil {

@@ -39,7 +39,7 @@ var policy = map[string][]string{
 	// benchrun is galebench's machinery, shared by cmd/galebench and the
 	// bench module: a program in all but name, it runs gale's public APIs
 	// as echo servers.
-	"internal/benchrun": {"aio", "engine", "internal/procfs"},
+	"internal/benchrun": {"aio", "engine", "netconn", "internal/procfs"},
 	// procfs reads processes' CPU, memory and descriptors from /proc for
 	// the measuring programs: the standard library alone.
 	"internal/procfs": {},
