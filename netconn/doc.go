@@ -61,7 +61,9 @@
 // # Backends
 //
 // ListenConfig.Backend and Dialer.Backend choose the loops' kernel
-// interface: Auto (io_uring where the kernel allows it, else epoll;
-// kqueue on the BSDs and macOS), Epoll or IOURing. GALE_BACKEND
-// overrides the choice.
+// interface: Auto (epoll on Linux, kqueue on the BSDs and macOS), Epoll
+// or IOURing. GALE_BACKEND overrides the choice. On io_uring the loop's
+// goroutine is locked to its thread, and waking a parked Read from it
+// costs scheduler hand-offs that epoll's loop does not pay; see the
+// README's figures.
 package netconn

@@ -92,9 +92,13 @@ func (g *group) release() {
 
 func startGroup(kind Backend) (*group, error) {
 	g := &group{kind: kind}
+	open := kind
+	if open == Auto {
+		open = autoKind
+	}
 	for range max(1, runtimeProcs()) {
 		lp := &nloop{buf: make([]byte, readBufSize)}
-		l, err := loop.New(loop.Config{Provider: lp, Backend: kind, Fault: lp.fault, Flush: lp.flush})
+		l, err := loop.New(loop.Config{Provider: lp, Backend: open, Fault: lp.fault, Flush: lp.flush})
 		if err != nil {
 			g.stop()
 			return nil, fmt.Errorf("netconn: %w", err)
