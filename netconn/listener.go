@@ -322,4 +322,6 @@ func (ln *Listener) opError(err error) error {
 }
 
 // String names the listener, for logs.
-func (ln *Listener) String() string { return fmt.Sprintf("netconn.Listener(%s %s)", ln.network, ln.addr) }
+func (ln *Listener) String() string {
+	return fmt.Sprintf("netconn.Listener(%s %s)", ln.network, ln.addr)
+}
