@@ -141,6 +141,10 @@ func (c *Conn) settle(l *loop.Loop) {
 		c.lp.conns.Remove(c)
 		c.attached = false
 	}
+	// A timer left in the heap would keep c until its deadline.
+	l.Unschedule(&c.rd.timer)
+	l.Unschedule(&c.wr.timer)
+	c.rd.timerAt.Store(0)
 	c.fd.Close()
 	c.closing, c.ended = false, true
 	close(c.gone)

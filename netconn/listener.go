@@ -314,7 +314,16 @@ func (ln *Listener) newConn(fd int, sa unix.Sockaddr) (*Conn, error) {
 		sock.Close(fd)
 		return nil, ln.opError(err)
 	}
-	return newConn(g, fd, ln.network, nil, sock.Addr(ln.network, sa), nil), nil
+	// The local address is the listener's, unless that is a wildcard:
+	// then the kernel says which (package net asks it every time).
+	laddr := ln.addr
+	if isWildcard(laddr) {
+		laddr = nil
+		if lsa, err := unix.Getsockname(fd); err == nil {
+			laddr = sock.Addr(ln.network, lsa)
+		}
+	}
+	return newConn(g, fd, ln.network, laddr, sock.Addr(ln.network, sa), nil), nil
 }
 
 func (ln *Listener) opError(err error) error {
@@ -324,4 +333,10 @@ func (ln *Listener) opError(err error) error {
 // String names the listener, for logs.
 func (ln *Listener) String() string {
 	return fmt.Sprintf("netconn.Listener(%s %s)", ln.network, ln.addr)
+}
+
+// isWildcard reports whether a is an IP address of any interface.
+func isWildcard(a net.Addr) bool {
+	t, ok := a.(*net.TCPAddr)
+	return ok && (t.IP == nil || t.IP.IsUnspecified())
 }
