@@ -1,0 +1,5 @@
+//go:build !race
+
+package netconn_test
+
+const raceEnabled = false
