@@ -52,7 +52,7 @@ type Conn struct {
 	inbuf     []byte // received bytes the handler left unconsumed
 	index     int    // in lp.conns
 	timers    *connTimers
-	detached  chan int // Detach waits here for the descriptor
+	detached  *handOver // set by Detach: where finish sends c
 
 	mu          sync.Mutex // guards the fields below
 	q           *outQueue  // queued output; nil until output is first queued

@@ -93,6 +93,9 @@ func (c *Conn) finish() {
 		l.Release(c.tag)
 		c.lp.removeConn(c)
 	}
+	if c.detached != nil {
+		c.detached.input = c.unconsumed()
+	}
 	c.inbuf = nil
 	if c.laddr.Load() == nil {
 		c.askLocal(c.fd.Sysfd()) // LocalAddr must answer after the close
@@ -103,7 +106,7 @@ func (c *Conn) finish() {
 		sock.SetLingerZero(c.fd.Sysfd())
 	}
 	if c.detached != nil {
-		c.fd.HandOff(c.detached)
+		c.fd.HandOff(c.detached.fd)
 		c.detached = nil
 		c.closeErr = ErrDetached
 	} else {

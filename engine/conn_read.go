@@ -136,19 +136,23 @@ func (c *Conn) deliver(data []byte) {
 	if c.lp.ring {
 		c.setBatching(true)
 	}
+	in.c = c
 	prev := c.lp.enter(c)
 	act := c.lp.e.handler.OnData(c, in)
 	c.lp.leave(c, prev)
+	in.c = nil
 	if c.lp.ring {
 		c.setBatching(false)
 		c.flush() // send the batch
 	}
 	rest := in.buf
 	in.buf = nil
-	if c.udp != nil {
-		rest = nil // a datagram's unconsumed bytes are not kept
+	if c.udp != nil || c.closed {
+		rest = nil // a datagram's unconsumed bytes are not kept, nor a closed conn's
 	}
-	if len(rest) > c.lp.e.opts.MaxInputBuffer {
+	// Past the cap c fails, unless it is being detached: the hand-over
+	// takes every byte, and the new owner sets its own bounds.
+	if len(rest) > c.lp.e.opts.MaxInputBuffer && c.detached == nil {
 		c.inbuf = nil
 		c.fail(ErrInputBufferFull)
 		return

@@ -16,6 +16,7 @@ import (
 type Inbound struct {
 	buf  []byte   // unconsumed bytes
 	from net.Addr // datagrams: the source
+	c    *Conn    // whose OnData runs (see Conn.unconsumed); nil between calls
 }
 
 // Len returns the number of unconsumed bytes.
