@@ -52,6 +52,10 @@ func (c *Conn) attach(l *loop.Loop) {
 		c.drain() // Shutdown has begun: serve nothing new
 	default:
 		c.flush()
+		if len(c.inbuf) > 0 {
+			c.deliver(nil) // input read before AdoptInput: OnData's first
+			c.flush()
+		}
 		c.startRead()
 	}
 }

@@ -43,6 +43,7 @@ func (c *Conn) Detach() (net.Conn, error) {
 // consumed by OnData, in order, which come before anything read from the
 // net.Conn. The bytes are the caller's. Called from OnData, DetachInput
 // returns what that call's Inbound holds unconsumed, and empties it.
+// Engine.AdoptInput, or netconn.FromEngine, takes both back onto a loop.
 //
 // Its waits, and the callbacks it may be called from (ErrDetachBusy), are
 // Detach's.

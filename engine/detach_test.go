@@ -134,3 +134,132 @@ func testDetachInputFromOnData(t *testing.T) {
 	peer.Write([]byte("after"))
 	etExpect(t, r.nc, "after")
 }
+
+// TestAdoptInput checks that AdoptInput's input reaches OnData right after
+// OnOpen though the peer sends nothing, that the engine keeps its own copy,
+// and that what the peer sends later follows it.
+func TestAdoptInput(t *testing.T) { backendtest.Run(t, testAdoptInput) }
+
+func testAdoptInput(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		events := make(chan string, 16)
+		h := etNewHandler()
+		h.open = func(*engine.Conn) ([]byte, engine.Action) {
+			events <- "open"
+			return nil, engine.None
+		}
+		h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+			events <- "data " + string(in.Bytes())
+			c.Write(in.Bytes())
+			in.Discard(in.Len())
+			return engine.None
+		}
+		e := etStart(t, h, engine.Options{})
+		peer, nc := etAccepted(t, network)
+		input := []byte("prefix")
+		c, err := e.AdoptInput(nc, input)
+		if err != nil {
+			t.Fatalf("AdoptInput = %v", err)
+		}
+		copy(input, "XXXXXX") // the engine's copy must not change
+		for _, want := range []string{"open", "data prefix"} {
+			if ev := etRecv(t, events, want); ev != want {
+				t.Fatalf("event %q, want %q", ev, want)
+			}
+		}
+		etExpect(t, peer, "prefix")
+		peer.Write([]byte("more"))
+		if ev := etRecv(t, events, "OnData"); ev != "data more" {
+			t.Fatalf("event %q, want %q", ev, "data more")
+		}
+		etExpect(t, peer, "more")
+		c.Close()
+		etClosed(t, h)
+	})
+}
+
+// TestAdoptInputHeld checks that input OnData leaves unconsumed is held,
+// and presented again followed by what arrives next, like any other.
+func TestAdoptInputHeld(t *testing.T) { backendtest.Run(t, testAdoptInputHeld) }
+
+func testAdoptInputHeld(t *testing.T) {
+	got := make(chan string, 16)
+	h := etNewHandler()
+	h.data = func(_ *engine.Conn, in *engine.Inbound) engine.Action {
+		if b, err := in.ReadUntil('\n'); err == nil {
+			got <- string(b)
+		}
+		return engine.None
+	}
+	e := etStart(t, h, engine.Options{})
+	peer, nc := etAccepted(t, "tcp")
+	if _, err := e.AdoptInput(nc, []byte("a line ")); err != nil {
+		t.Fatalf("AdoptInput = %v", err)
+	}
+	etOpened(t, h)
+	peer.Write([]byte("in two parts\n"))
+	if s := etRecv(t, got, "the line"); s != "a line in two parts\n" {
+		t.Fatalf("OnData's line = %q, want the input then the peer's bytes", s)
+	}
+}
+
+// TestAdoptInputOverLimit checks that input over MaxInputBuffer that
+// OnData leaves unconsumed closes the connection with ErrInputBufferFull,
+// as it would had it been received.
+func TestAdoptInputOverLimit(t *testing.T) { backendtest.Run(t, testAdoptInputOverLimit) }
+
+func testAdoptInputOverLimit(t *testing.T) {
+	h := etNewHandler()
+	h.data = func(*engine.Conn, *engine.Inbound) engine.Action { return engine.None }
+	e := etStart(t, h, engine.Options{MaxInputBuffer: 4})
+	_, nc := etAccepted(t, "tcp")
+	c, err := e.AdoptInput(nc, []byte("too long"))
+	if err != nil {
+		t.Fatalf("AdoptInput = %v", err)
+	}
+	if ev := etClosed(t, h); ev.c != c || !errors.Is(ev.err, engine.ErrInputBufferFull) {
+		t.Fatalf("OnClose(%p, %v), want (%p, ErrInputBufferFull)", ev.c, ev.err, c)
+	}
+}
+
+// TestDetachAdoptInput moves a connection from one engine to another
+// with the input the first left unconsumed; the second's OnData gets it
+// first, then the peer's next bytes.
+func TestDetachAdoptInput(t *testing.T) { backendtest.Run(t, testDetachAdoptInput) }
+
+func testDetachAdoptInput(t *testing.T) {
+	h1, held := etHoldHandler(0)
+	_, c, peer := etServe(t, h1, engine.Options{}, "unix")
+	peer.Write([]byte("12345"))
+	etHolding(t, held, 5)
+	nc, input, err := c.DetachInput()
+	if err != nil {
+		t.Fatalf("DetachInput() = %v", err)
+	}
+	h2 := etEchoHandler()
+	e2 := etStart(t, h2, engine.Options{})
+	if _, err := e2.AdoptInput(nc, input); err != nil {
+		t.Fatalf("AdoptInput = %v", err)
+	}
+	peer.Write([]byte("67890"))
+	etExpect(t, peer, "1234567890")
+}
+
+// etAccepted returns both ends of a connection made through a standard
+// listener on network: the dialing peer (closed at cleanup) and the
+// accepted net.Conn.
+func etAccepted(t *testing.T, network string) (peer, accepted net.Conn) {
+	t.Helper()
+	ln, err := net.Listen(network, etAddr(t, network))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	peer = etDial(t, ln.Addr())
+	accepted, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { accepted.Close() })
+	return peer, accepted
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"syscall"
@@ -34,7 +35,15 @@ func (e *Engine) DialContext(ctx context.Context, network, addr string) (*Conn, 
 // duplicate of its descriptor and closes nc; socket options stay. nc must
 // expose its descriptor (syscall.Conn), or Adopt returns an error matching
 // errors.ErrUnsupported.
-func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
+func (e *Engine) Adopt(nc net.Conn) (*Conn, error) { return e.AdoptInput(nc, nil) }
+
+// AdoptInput is Adopt for a connection some of whose input was already
+// read from nc: by a bufio.Reader, a protocol sniffer, DetachInput or
+// netconn. OnData is given input right after OnOpen, even if the peer
+// sends nothing more, and then what arrives afterwards, in order; input
+// left unconsumed counts against Options.MaxInputBuffer as any other.
+// AdoptInput copies input: the caller's slice is free when it returns.
+func (e *Engine) AdoptInput(nc net.Conn, input []byte) (*Conn, error) {
 	if e.stopping() {
 		return nil, ErrEngineStopped
 	}
@@ -50,6 +59,9 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) {
 	nc.Close()
 	lp := e.pick(func() net.Addr { return raddr })
 	c := newConn(e, lp, fd, sock.IsStream(fd), laddr.Network(), &laddr, raddr)
+	if len(input) > 0 {
+		c.inbuf = bytes.Clone(input) // attach delivers it
+	}
 	if err := e.serve(held{c: c}); err != nil {
 		return nil, err
 	}
