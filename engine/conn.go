@@ -209,3 +209,6 @@ func (c *Conn) touchDone() {
 		c.timers.lastActive.Store(c.lp.l.Now().UnixNano())
 	}
 }
+
+// Engine returns the engine serving c.
+func (c *Conn) Engine() *Engine { return c.lp.e }

@@ -507,8 +507,10 @@ func testAbort(t *testing.T) {
 
 // TestConnAPIHidesLoop checks that Conn's methods are the public API
 // only: none takes or returns a type of gale's internal packages (Complete
-// used to take *loop.Loop and *poller.Completion).
+// used to take *loop.Loop and *poller.Completion). Backend, an alias that
+// engine exports, is the exception: users name it engine.Backend.
 func TestConnAPIHidesLoop(t *testing.T) {
+	exported := reflect.TypeFor[engine.Backend]()
 	for _, typ := range []reflect.Type{reflect.TypeOf(&engine.Conn{}), reflect.TypeOf(&engine.Engine{})} {
 		for i := range typ.NumMethod() {
 			m := typ.Method(i)
@@ -524,10 +526,25 @@ func TestConnAPIHidesLoop(t *testing.T) {
 				for p.Kind() == reflect.Pointer || p.Kind() == reflect.Slice {
 					p = p.Elem()
 				}
-				if strings.Contains(p.PkgPath(), "/internal/") {
+				if p != exported && strings.Contains(p.PkgPath(), "/internal/") {
 					t.Errorf("%v.%s uses %v, of an internal package", typ, m.Name, p)
 				}
 			}
+		}
+	}
+}
+
+// TestConnEngine checks Conn.Engine and Engine.Backend, which a hand-over
+// to another owner (netconn.FromEngine) asks for the backend to use.
+func TestConnEngine(t *testing.T) {
+	for _, b := range []engine.Backend{engine.Auto, engine.Epoll} {
+		h := etNewHandler()
+		e, c, _ := etServe(t, h, engine.Options{Backend: b}, "tcp")
+		if c.Engine() != e {
+			t.Errorf("Conn.Engine() = %p, want %p", c.Engine(), e)
+		}
+		if got := e.Backend(); got != b {
+			t.Errorf("Backend() = %v with Options.Backend %v, want the same", got, b)
 		}
 	}
 }

@@ -74,6 +74,12 @@ func New(h Handler, o Options) (*Engine, error) {
 	return e, nil
 }
 
+// Backend returns the backend the engine was asked for, Options.Backend
+// (Auto unless set), so that what serves its connections elsewhere
+// (netconn.FromEngine) can ask for the same; GALE_BACKEND overrides both
+// alike. Stats names the backend each loop runs.
+func (e *Engine) Backend() Backend { return e.opts.Backend }
+
 // trimPool lets go of the output chunks nobody used since the last trim,
 // and comes back in a trimInterval. It runs on loop 0.
 func (e *Engine) trimPool(now time.Time) {
