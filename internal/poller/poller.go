@@ -33,7 +33,11 @@
 //   - Cancel(tag, op) ends an operation in flight after one last
 //     non-blocking attempt: data already there, or send space, still
 //     counts. It then completes with ECANCELED and the progress made so
-//     far, unless it completed.
+//     far, unless it completed. A cancelled receive brings every byte the
+//     backend took from the socket ahead of it, however many, and the
+//     backend takes none for tag after it until the next receive: an
+//     owner that submits a receive, cancels it and removes the tag hands
+//     the socket over with no byte lost.
 //   - Wait(timeout, fn) blocks until at least one completion is ready, Wake is
 //     called, or timeout passes (a negative timeout waits for ever), then
 //     calls fn once for every ready completion, in order. fn may submit more

@@ -318,8 +318,8 @@ func (b *uringBackend) stopIdle(st *urState) {
 // cancelled receive, one last non-blocking attempt. It runs at delivery,
 // so a Provider's space goes straight to the callback.
 func (b *uringBackend) serveRecv(st *urState, fn func(*Completion)) {
-	if st.rop == 0 {
-		return
+	if st.rop == 0 || st.rcancel && st.rop == OpRecv && st.rk != 0 {
+		return // a cancelled receive waits for its kernel operation's end (Cancel)
 	}
 	if c, ok := b.fromSpill(st); ok {
 		b.finishRecv(st, c, fn)
@@ -341,6 +341,15 @@ func (b *uringBackend) fromSpill(st *urState) (Completion, bool) {
 			return acceptCompletion(st.tag, fd), true
 		}
 	} else if st.rop == OpRecv && len(st.spill) > 0 {
+		if st.rcancel && st.rbuf == nil && b.direct {
+			// A cancelled receive brings every byte held, lent as the
+			// ring's buffers are: its owner may hand the socket over, and
+			// what stayed would go with the tag. The array goes with it.
+			c.Buf = st.spill[st.spillOff:]
+			c.N = len(c.Buf)
+			st.spill, st.spillOff = nil, 0
+			return c, true
+		}
 		buf := st.rbuf
 		if buf == nil {
 			if buf, c.BufID = b.prov.Provide(); buf == nil {

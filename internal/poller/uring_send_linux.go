@@ -137,6 +137,18 @@ func (b *uringBackend) Cancel(tag Tag, op Op) {
 			return
 		}
 		st.rcancel = true
+		if op == OpRecv && st.rk != 0 {
+			// Stop receiving ahead before the receive ends: its owner may
+			// be handing the socket over, and a multishot left running
+			// would take bytes that then go with the tag. The kernel
+			// operation's last completion ends the receive (kickRecv),
+			// with every byte spilled (fromSpill).
+			if !st.rstop {
+				st.rstop = true
+				b.cancel(makeUD(tag, st.rk))
+			}
+			return
+		}
 		if st.hasSpill() || st.rk == 0 {
 			b.later = append(b.later, tag) // data already there wins
 			return
