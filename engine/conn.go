@@ -38,7 +38,12 @@ type Conn struct {
 	stream   bool
 	attached bool
 	reading  bool // a receive is in flight
-	paused   bool // reading stopped by backpressure
+	// readAhead: the backend may take c's bytes from the socket while
+	// no receive of c's is in flight (io_uring's multishot receive goes
+	// on between OnData calls), so a hand-over must stop it and collect
+	// them (Detach).
+	readAhead bool
+	paused    bool // reading stopped by backpressure
 	// producing: while the engine's output was over budget, a callback of
 	// c's queued output (on c or any other conn): c is not read until the
 	// output is back under budget (see Engine.charge).

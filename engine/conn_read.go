@@ -70,6 +70,7 @@ func (c *Conn) startRead() {
 		c.lp.l.RecvFrom(c.tag, c.udp.buf)
 		return
 	}
+	c.readAhead = c.lp.ring
 	c.lp.l.Recv(c.tag, nil)
 }
 

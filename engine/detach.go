@@ -19,16 +19,21 @@ import (
 // the socket's own *net.TCPConn or *net.UnixConn. DetachInput returns
 // the socket and the unconsumed bytes apart.
 //
-// Detach cancels c's pending receive and waits for it to end: bytes the
-// backend took from the socket meanwhile (io_uring receives ahead) reach
-// OnData rather than vanishing.
+// Detach stops c's receiving and waits for that to end: bytes the
+// backend took from the socket meanwhile (io_uring receives ahead of
+// OnData, even while backpressure pauses c) reach OnData rather than
+// vanishing.
 //
 // A callback cannot wait for a loop: its own loop would stall, and two
 // loops detaching each other's connections would wait for each other for
 // ever. From a callback on c's loop, Detach succeeds only when no output
-// is queued and no receive is pending (in OnOpen and OnData); from a
-// callback on another loop it never does. Otherwise it returns
-// ErrDetachBusy and changes nothing: call it from another goroutine.
+// is queued and nothing is being received for c: in OnOpen, and in OnData
+// on epoll and kqueue. On io_uring the kernel goes on receiving for c
+// between OnData calls once c first read, which must be stopped first:
+// there only OnOpen qualifies (and the OnData that presents AdoptInput's
+// input). From a callback on another loop Detach never succeeds.
+// Otherwise it returns ErrDetachBusy and changes nothing: call it from
+// another goroutine.
 func (c *Conn) Detach() (net.Conn, error) {
 	nc, input, err := c.DetachInput()
 	if err != nil || len(input) == 0 {
@@ -54,7 +59,7 @@ func (c *Conn) DetachInput() (net.Conn, []byte, error) {
 	}
 	if c.lp.l.OnLoop() {
 		c.mu.Lock()
-		busy := c.outN > 0 || c.sending || c.reading
+		busy := c.outN > 0 || c.sending || c.reading || c.readAhead
 		c.mu.Unlock()
 		if busy {
 			return nil, nil, ErrDetachBusy // nothing started: c goes on as before
@@ -96,6 +101,13 @@ func (c *Conn) detach(h *handOver) {
 		return
 	}
 	c.detached = h
+	if c.readAhead && !c.reading && !c.closing && !c.eof {
+		// Not reading (paused by backpressure), but the backend may
+		// hold bytes it took ahead: a receive, which closeGracefully
+		// cancels at once, brings them to OnData.
+		c.reading = true
+		c.lp.l.Recv(c.tag, nil)
+	}
 	c.closeGracefully(ErrDetached)
 }
 

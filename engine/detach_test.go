@@ -3,8 +3,11 @@ package engine_test
 import (
 	"errors"
 	"net"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/backendtest"
@@ -100,7 +103,9 @@ func testDetachReplays(t *testing.T) {
 
 // TestDetachInputFromOnData checks DetachInput called from OnData: it
 // returns what the Inbound holds unconsumed at the call (bytes that live
-// in the loop's read buffer, so a copy) and empties the Inbound.
+// in the loop's read buffer, so a copy) and empties the Inbound. On
+// io_uring, where the kernel receives ahead of OnData, it must refuse
+// with ErrDetachBusy instead, and leave the connection served.
 func TestDetachInputFromOnData(t *testing.T) { backendtest.Run(t, testDetachInputFromOnData) }
 
 func testDetachInputFromOnData(t *testing.T) {
@@ -119,11 +124,21 @@ func testDetachInputFromOnData(t *testing.T) {
 		in.Discard(len("hello "))
 		nc, input, err := c.DetachInput()
 		got <- result{nc, string(input), in.Len(), err}
+		if err != nil {
+			return etEcho(c, in)
+		}
 		return engine.None
 	}
-	_, _, peer := etServe(t, h, engine.Options{}, "tcp")
+	e, _, peer := etServe(t, h, engine.Options{}, "tcp")
 	peer.Write([]byte("hello world"))
 	r := etRecv(t, got, "DetachInput from OnData")
+	if etReadsAhead(e) {
+		if !errors.Is(r.err, engine.ErrDetachBusy) {
+			t.Fatalf("DetachInput() from OnData on io_uring = %v, want ErrDetachBusy", r.err)
+		}
+		etExpect(t, peer, "world")
+		return
+	}
 	if r.err != nil {
 		t.Fatalf("DetachInput() from OnData = %v", r.err)
 	}
@@ -262,4 +277,170 @@ func etAccepted(t *testing.T, network string) (peer, accepted net.Conn) {
 	}
 	t.Cleanup(func() { accepted.Close() })
 	return peer, accepted
+}
+
+// TestDetachInputStreaming detaches a connection whose peer streams
+// without pause: what OnData consumed, the input DetachInput returns and
+// what the net.Conn reads then must make up the stream, with no byte
+// lost, repeated or reordered. On io_uring the backend receives ahead of
+// the engine, so this checks that the hand-over collects those bytes too.
+func TestDetachInputStreaming(t *testing.T) { backendtest.Run(t, testDetachInputStreaming) }
+
+func testDetachInputStreaming(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		const total, frame = 8 << 20, 1000
+		var mu sync.Mutex
+		var got []byte
+		h := etNewHandler()
+		h.data = func(_ *engine.Conn, in *engine.Inbound) engine.Action {
+			b, _ := in.Next(in.Len() / frame * frame)
+			mu.Lock()
+			got = append(got, b...)
+			mu.Unlock()
+			return engine.None
+		}
+		_, c, peer := etServe(t, h, engine.Options{}, network)
+		go peer.Write(etPattern(total))
+		etWaitFor(t, "OnData past 1 MiB", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(got) >= 1<<20
+		})
+		nc, input, err := c.DetachInput()
+		if err != nil {
+			t.Fatalf("DetachInput() = %v", err)
+		}
+		defer nc.Close()
+		mu.Lock()
+		all := append(append([]byte(nil), got...), input...)
+		mu.Unlock()
+		consumed := len(all)
+		all = append(all, etReadFull(t, nc, total-len(all))...)
+		if i := etCheckPattern(all); i >= 0 {
+			t.Fatalf("byte %d of the stream is wrong (OnData consumed %d, input %d): lost, repeated or reordered in the hand-over", i, consumed-len(input), len(input))
+		}
+	})
+}
+
+// TestDetachInputFromOnDataStreaming detaches from OnData while the peer
+// streams without pause: the input DetachInput returns and what the
+// net.Conn reads then must make up the stream. (On io_uring the kernel
+// would have taken more meanwhile: there DetachInput must refuse.)
+func TestDetachInputFromOnDataStreaming(t *testing.T) {
+	backendtest.Run(t, testDetachInputFromOnDataStreaming)
+}
+
+func testDetachInputFromOnDataStreaming(t *testing.T) {
+	etForStreams(t, func(t *testing.T, network string) {
+		const total = 8 << 20
+		type result struct {
+			nc    net.Conn
+			input []byte
+			err   error
+		}
+		got := make(chan result, 1)
+		var consumed int
+		tried := false
+		h := etNewHandler()
+		h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+			if tried {
+				in.Discard(in.Len())
+				return engine.None
+			}
+			consumed += in.Discard(min(in.Len(), 100<<10-consumed))
+			if consumed == 100<<10 {
+				tried = true
+				nc, input, err := c.DetachInput()
+				got <- result{nc, input, err}
+			}
+			return engine.None
+		}
+		e, _, peer := etServe(t, h, engine.Options{}, network)
+		go func() {
+			peer.Write(etPattern(total))
+		}()
+		r := etRecv(t, got, "DetachInput from OnData")
+		if etReadsAhead(e) && errors.Is(r.err, engine.ErrDetachBusy) {
+			peer.Close() // ends the write
+			return
+		}
+		if r.err != nil {
+			t.Fatalf("DetachInput() from OnData = %v", r.err)
+		}
+		defer r.nc.Close()
+		all := append(append([]byte(nil), etPattern(consumed)...), r.input...)
+		all = append(all, etReadFull(t, r.nc, total-len(all))...)
+		if i := etCheckPattern(all); i >= 0 {
+			t.Fatalf("byte %d of the stream is wrong (OnData consumed %d, input %d): lost, repeated or reordered in the hand-over", i, consumed, len(r.input))
+		}
+	})
+}
+
+// etReadsAhead reports whether e's loops run io_uring, where the kernel
+// receives for a connection between its OnData calls.
+func etReadsAhead(e *engine.Engine) bool {
+	return e.Stats().Loops[0].Backend == engine.IOURing
+}
+
+// TestDetachInputPaused detaches a connection whose reading backpressure
+// stopped (its peer sends without reading the echo): bytes the backend
+// took ahead meanwhile (io_uring's multishot goes on for a while) must
+// reach OnData or the input, and with the echo written first and what
+// the net.Conn reads then, make up the stream.
+func TestDetachInputPaused(t *testing.T) { backendtest.Run(t, testDetachInputPaused) }
+
+func testDetachInputPaused(t *testing.T) {
+	const total = 4 << 20
+	var echoed atomic.Int64
+	h := etNewHandler()
+	h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+		if n, err := c.Write(in.Bytes()); err == nil { // a failed Write leaves the bytes for the input
+			echoed.Add(int64(n))
+			in.Discard(n)
+		}
+		return engine.None
+	}
+	e, c, peer := etServe(t, h, engine.Options{WriteHighWater: 64 << 10}, "unix")
+	go peer.Write(etPattern(total))
+	etWaitFor(t, "reading paused", func() bool { return e.Stats().Total().Paused == 1 })
+	type result struct {
+		nc    net.Conn
+		input []byte
+		err   error
+	}
+	res := make(chan result, 1)
+	go func() {
+		nc, input, err := c.DetachInput()
+		res <- result{nc, input, err}
+	}()
+	// The peer reads the echo, so the queued output drains and the
+	// hand-over can end; then all of it, now that the count is final.
+	var echo []byte
+	buf := make([]byte, 64<<10)
+	var r *result
+	deadline := time.Now().Add(etWait)
+	for r == nil || len(echo) < int(echoed.Load()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the echo: %d bytes of %d, DetachInput returned: %v", len(echo), echoed.Load(), r != nil)
+		}
+		if r == nil {
+			select {
+			case v := <-res:
+				r = &v
+			default:
+			}
+		}
+		peer.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+		n, _ := peer.Read(buf)
+		echo = append(echo, buf[:n]...)
+	}
+	if r.err != nil {
+		t.Fatalf("DetachInput() = %v", r.err)
+	}
+	defer r.nc.Close()
+	all := append(echo, r.input...)
+	all = append(all, etReadFull(t, r.nc, total-len(all))...)
+	if i := etCheckPattern(all); i >= 0 {
+		t.Fatalf("byte %d of the stream is wrong (echoed %d, input %d): lost, repeated or reordered in the hand-over", i, len(echo), len(r.input))
+	}
 }

@@ -16,8 +16,8 @@ var (
 	ErrDetached = errors.New("engine: connection detached")
 	// ErrDetachBusy is returned by Detach called from a callback when it
 	// would have to wait for a loop: output or a receive is pending on the
-	// connection, or the connection is served by another loop. The
-	// connection is left as it was.
+	// connection (on io_uring, from its first read on), or the connection
+	// is served by another loop. The connection is left as it was.
 	ErrDetachBusy = errors.New("engine: Detach from a callback would have to wait for a loop")
 
 	errUDPWrite        = errors.New("use WriteTo on a UDP socket")
