@@ -41,19 +41,30 @@ func (c *Conn) takeBuffered() ([]byte, error) {
 }
 
 // holdTask cancels c's receive in flight and closes done once it ended.
+// With none in flight (the stash full) io_uring may still hold bytes it
+// took from the socket ahead of a receive (its multishot receive goes on
+// between receives): a receive submitted and cancelled at once brings
+// them, and stops that. (epoll takes nothing ahead: the socket keeps it.)
 type holdTask struct {
 	c    *Conn
 	done chan struct{}
 }
 
 func (t *holdTask) Run(l *loop.Loop) {
-	r := &t.c.rd
+	c, r := t.c, &t.c.rd
 	if !r.armed {
-		close(t.done)
-		return
+		r.mu.Lock()
+		ended := r.err != nil // the backend gave all it had before the end
+		r.mu.Unlock()
+		if !c.attached || c.closing || ended || l.Kind() != loop.IOURing {
+			close(t.done)
+			return
+		}
+		r.armed = true
+		l.Recv(c.tag, nil)
 	}
 	r.hold = t.done
-	l.Cancel(t.c.tag, loop.OpRecv)
+	l.Cancel(c.tag, loop.OpRecv)
 }
 
 // resumeReading undoes takeBuffered's hold: the loop receives again if
