@@ -21,15 +21,24 @@ type completions struct {
 	cur Completion
 }
 
+// maxRounds bounds the rounds of one drain. An owner that resubmits its
+// receive from the callback on a socket whose peer never pauses would
+// otherwise keep the loop in one drain (and its tasks, timers and other
+// descriptors waiting) for as long as data comes; what is left waits for
+// the next Wait, which then does not block.
+const maxRounds = 16
+
 // drain serves the receives in later, by calling serve for each tag, and
-// hands the ready completions to fn, until both are empty: callbacks, and
-// serve, may add to either.
+// hands the ready completions to fn, until both are empty or maxRounds
+// rounds were made: callbacks, and serve, may add to either.
 func (q *completions) drain(fn func(*Completion), serve func(Tag, func(*Completion))) {
-	for len(q.ready) > 0 || len(q.later) > 0 {
-		for i := 0; i < len(q.later); i++ { // serve may append
+	for round := 0; round < maxRounds && (len(q.ready) > 0 || len(q.later) > 0); round++ {
+		n := len(q.later)
+		for i := range n {
 			serve(q.later[i], fn)
 		}
-		q.later = q.later[:0]
+		// serve may append: those wait for the next round.
+		q.later = q.later[:copy(q.later, q.later[n:])]
 		batch := q.ready
 		q.ready = q.spare[:0]
 		for i := range batch {

@@ -13,11 +13,11 @@ import (
 // from the completion's callback (engine, netconn), on a socket whose
 // peer writes without pause, must not keep one Wait for itself: the
 // loop's tasks, timers and other descriptors wait until Wait returns.
-// KNOWN FAILURE on epoll (reported, not fixed here): emul's drain serves
-// a receive submitted during delivery in the same Wait, again and again
-// while data keeps coming, so one Wait lasts until the peer pauses.
-// netconn's TestEngineRoundTrip saw engine.Conn.DetachInput's task wait
-// 75-600 ms for the loop on TCP loopback.
+// emul's drain used to serve a receive submitted during delivery in the
+// same Wait, again and again while data kept coming, so one Wait lasted
+// until the peer paused: netconn's TestEngineRoundTrip saw
+// engine.Conn.DetachInput's task wait 75-600 ms for the loop on TCP
+// loopback. drain now stops after maxRounds rounds.
 func TestWaitYieldsToStream(t *testing.T) { backendtest.Run(t, testWaitYieldsToStream) }
 
 func testWaitYieldsToStream(t *testing.T) {
