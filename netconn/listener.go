@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -70,19 +69,16 @@ func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (ne
 		}
 		return nil, &net.OpError{Op: "listen", Net: network, Addr: addr, Err: err}
 	}
-	ln := &Listener{g: g, lp: g.pick(), network: network, addr: addr, path: path,
-		ready: make(chan struct{}, 1), gone: make(chan struct{})}
-	ln.fd.Init(fd)
-	ln.timer.Fire = ln.fire
+	ln := &Listener{g: g, network: network, addr: addr, path: path, ready: make(chan struct{}, 1)}
+	ln.init(fd, g.pick(), loop.OpAccept)
 	return ln, nil
 }
 
 // Listener is a stream listener on gale's loops. Its methods are safe
 // from any goroutine; Accepts are served one at a time.
 type Listener struct {
-	fd      sock.FD
+	single
 	g       *group
-	lp      *nloop
 	network string
 	addr    net.Addr
 	path    string // a Unix socket's file, removed by Close
@@ -95,17 +91,6 @@ type Listener struct {
 	from    unix.Sockaddr
 	err     error
 	ready   chan struct{}
-
-	deadline atomic.Int64
-	closed   atomic.Bool
-	gone     chan struct{}
-
-	// Owned by the loop goroutine.
-	tag       loop.Tag
-	attached  bool
-	accepting bool
-	closing   bool
-	timer     loop.Timer
 }
 
 // Addr returns the listener's address (with the port the kernel chose).
@@ -195,24 +180,17 @@ func (t *acceptTask) Run(l *loop.Loop) {
 		ln.complete(-1, nil, ln.opError(net.ErrClosed))
 		return
 	}
-	if !ln.attached {
-		tag, err := l.Attach(ln.fd.Sysfd(), true, ln)
-		if err != nil {
-			ln.complete(-1, nil, ln.opError(err))
-			return
-		}
-		ln.tag, ln.attached = tag, true
+	if err := ln.begin(l, ln, true); err != nil {
+		ln.complete(-1, nil, ln.opError(err))
+		return
 	}
-	ln.accepting = true
 	l.Accept(ln.tag)
 	ln.retime(l)
 }
 
 // Complete takes the loop's accept completions.
 func (ln *Listener) Complete(l *loop.Loop, cp loop.Completion) {
-	ln.lp.woke = true
-	ln.accepting = false
-	l.Unschedule(&ln.timer)
+	ln.ended(l)
 	switch {
 	case cp.Errno() == unix.ECONNABORTED:
 		ln.complete(-1, nil, nil)
@@ -228,79 +206,28 @@ func (ln *Listener) Complete(l *loop.Loop, cp loop.Completion) {
 	ln.settle(l)
 }
 
-func (ln *Listener) retime(l *loop.Loop) {
-	if !ln.accepting {
-		return
-	}
-	switch d := ln.deadline.Load(); {
-	case d == 0:
-		l.Unschedule(&ln.timer)
-	case passed(d):
-		l.Unschedule(&ln.timer)
-		l.Cancel(ln.tag, loop.OpAccept)
-	default:
-		l.Schedule(&ln.timer, time.Unix(0, d))
-	}
-}
-
-func (ln *Listener) fire(time.Time) { ln.retime(ln.lp.l) }
-
-type listenRetime Listener
-
-func (t *listenRetime) Run(l *loop.Loop) { (*Listener)(t).retime(l) }
-
 // SetDeadline sets the time after which Accept fails with an error
 // matching os.ErrDeadlineExceeded; a zero t means none.
 func (ln *Listener) SetDeadline(t time.Time) error {
 	if ln.closed.Load() {
 		return ln.opError(net.ErrClosed)
 	}
-	ln.deadline.Store(nanos(t))
-	ln.lp.l.Post((*listenRetime)(ln))
+	ln.setDeadline(t)
 	return nil
 }
 
 // Close stops listening: a blocked Accept returns net.ErrClosed. A Unix
 // socket's file is removed. Connections already accepted stay open.
 func (ln *Listener) Close() error {
-	if !ln.closed.CompareAndSwap(false, true) {
+	if !ln.shut() {
 		return ln.opError(net.ErrClosed)
 	}
-	if ln.lp.l.Post((*listenClose)(ln)) != nil {
-		ln.fd.Close()
-		close(ln.gone)
-	}
-	<-ln.gone
 	ln.complete(-1, nil, ln.opError(net.ErrClosed))
 	if ln.path != "" {
 		os.Remove(ln.path)
 	}
 	ln.g.release()
 	return nil
-}
-
-type listenClose Listener
-
-func (t *listenClose) Run(l *loop.Loop) {
-	ln := (*Listener)(t)
-	ln.closing = true
-	if ln.accepting {
-		l.Cancel(ln.tag, loop.OpAccept)
-	}
-	ln.settle(l)
-}
-
-func (ln *Listener) settle(l *loop.Loop) {
-	if !ln.closing || ln.accepting {
-		return
-	}
-	if ln.attached {
-		l.Release(ln.tag)
-		ln.attached = false
-	}
-	ln.fd.Close()
-	ln.closing = false
-	close(ln.gone)
 }
 
 // newConn wraps an accepted descriptor.

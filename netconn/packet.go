@@ -26,9 +26,8 @@ import (
 // waits in poll(2) on its own thread until there is room (UDP sends
 // rarely wait).
 type PacketConn struct {
-	fd      sock.FD
+	single  // its deadline is the read deadline
 	g       *group
-	lp      *nloop
 	network string
 	laddr   net.Addr
 	raddr   net.Addr // a dialed conn's peer, else nil
@@ -44,17 +43,7 @@ type PacketConn struct {
 	err     error
 	ready   chan struct{}
 
-	rdeadline atomic.Int64
 	wdeadline atomic.Int64
-	closed    atomic.Bool
-	gone      chan struct{}
-
-	// Owned by the loop goroutine.
-	tag       loop.Tag
-	attached  bool
-	receiving bool
-	closing   bool
-	timer     loop.Timer
 }
 
 // ListenPacket announces on the local address, as net.ListenPacket;
@@ -93,13 +82,11 @@ func adoptPacket(nc net.Conn, network string, kind Backend, op string) (*PacketC
 		sock.Close(fd)
 		return nil, &net.OpError{Op: op, Net: network, Addr: laddr, Err: err}
 	}
-	pc := &PacketConn{g: g, lp: g.pick(), network: network, laddr: laddr, raddr: raddr,
-		ready: make(chan struct{}, 1), gone: make(chan struct{})}
+	pc := &PacketConn{g: g, network: network, laddr: laddr, raddr: raddr, ready: make(chan struct{}, 1)}
 	if raddr != nil && isNilAddr(raddr) {
 		pc.raddr = nil
 	}
-	pc.fd.Init(fd)
-	pc.timer.Fire = pc.fire
+	pc.init(fd, g.pick(), loop.OpRecvFrom)
 	return pc, nil
 }
 
@@ -138,7 +125,7 @@ func (pc *PacketConn) readFrom(p []byte) (int, unix.Sockaddr, error) {
 	if pc.closed.Load() {
 		return 0, nil, pc.opError("read", net.ErrClosed)
 	}
-	if passed(pc.rdeadline.Load()) {
+	if passed(pc.deadline.Load()) {
 		return 0, nil, pc.opError("read", errTimeout)
 	}
 	for {
@@ -190,24 +177,17 @@ func (t *recvFromTask) Run(l *loop.Loop) {
 		pc.complete(0, nil, pc.opError("read", net.ErrClosed))
 		return
 	}
-	if !pc.attached {
-		tag, err := l.Attach(pc.fd.Sysfd(), false, pc)
-		if err != nil {
-			pc.complete(0, nil, pc.opError("read", err))
-			return
-		}
-		pc.tag, pc.attached = tag, true
+	if err := pc.begin(l, pc, false); err != nil {
+		pc.complete(0, nil, pc.opError("read", err))
+		return
 	}
-	pc.receiving = true
 	l.RecvFrom(pc.tag, pc.buf)
 	pc.retime(l)
 }
 
 // Complete takes the loop's receive completions.
 func (pc *PacketConn) Complete(l *loop.Loop, cp loop.Completion) {
-	pc.lp.woke = true
-	pc.receiving = false
-	l.Unschedule(&pc.timer)
+	pc.ended(l)
 	switch {
 	case cp.Errno() != 0:
 		pc.complete(0, nil, pc.opError("read", os.NewSyscallError("recvfrom", cp.Errno())))
@@ -220,27 +200,6 @@ func (pc *PacketConn) Complete(l *loop.Loop, cp loop.Completion) {
 	}
 	pc.settle(l)
 }
-
-func (pc *PacketConn) retime(l *loop.Loop) {
-	if !pc.receiving {
-		return
-	}
-	switch d := pc.rdeadline.Load(); {
-	case d == 0:
-		l.Unschedule(&pc.timer)
-	case passed(d):
-		l.Unschedule(&pc.timer)
-		l.Cancel(pc.tag, loop.OpRecvFrom)
-	default:
-		l.Schedule(&pc.timer, time.Unix(0, d))
-	}
-}
-
-func (pc *PacketConn) fire(time.Time) { pc.retime(pc.lp.l) }
-
-type packetRetime PacketConn
-
-func (t *packetRetime) Run(l *loop.Loop) { (*PacketConn)(t).retime(l) }
 
 // WriteTo sends p as one datagram to addr.
 func (pc *PacketConn) WriteTo(p []byte, addr net.Addr) (int, error) {
@@ -341,8 +300,7 @@ func (pc *PacketConn) SetReadDeadline(t time.Time) error {
 	if pc.closed.Load() {
 		return pc.opError("set", net.ErrClosed)
 	}
-	pc.rdeadline.Store(nanos(t))
-	pc.lp.l.Post((*packetRetime)(pc))
+	pc.setDeadline(t)
 	return nil
 }
 
@@ -359,41 +317,12 @@ func (pc *PacketConn) SetWriteDeadline(t time.Time) error {
 // Close closes the socket: a blocked ReadFrom or WriteTo returns
 // net.ErrClosed. As in package net, a bound unixgram socket's file stays.
 func (pc *PacketConn) Close() error {
-	if !pc.closed.CompareAndSwap(false, true) {
+	if !pc.shut() {
 		return pc.opError("close", net.ErrClosed)
 	}
-	if pc.lp.l.Post((*packetClose)(pc)) != nil {
-		pc.fd.Close()
-		close(pc.gone)
-	}
-	<-pc.gone
 	pc.complete(0, nil, pc.opError("read", net.ErrClosed))
 	pc.g.release()
 	return nil
-}
-
-type packetClose PacketConn
-
-func (t *packetClose) Run(l *loop.Loop) {
-	pc := (*PacketConn)(t)
-	pc.closing = true
-	if pc.receiving {
-		l.Cancel(pc.tag, loop.OpRecvFrom)
-	}
-	pc.settle(l)
-}
-
-func (pc *PacketConn) settle(l *loop.Loop) {
-	if !pc.closing || pc.receiving {
-		return
-	}
-	if pc.attached {
-		l.Release(pc.tag)
-		pc.attached = false
-	}
-	pc.fd.Close()
-	pc.closing = false
-	close(pc.gone)
 }
 
 // SyscallConn returns the raw socket, as *net.UDPConn's.
