@@ -46,27 +46,7 @@ func serveRio(ln net.Listener, ready func(net.Addr)) error {
 	}
 	defer rln.Close()
 	ready(addr)
-	for {
-		c, err := rln.Accept()
-		if err != nil {
-			return err
-		}
-		go func() {
-			defer c.Close()
-			buf := make([]byte, 64<<10)
-			for {
-				n, err := c.Read(buf)
-				if n > 0 {
-					if _, werr := c.Write(buf[:n]); werr != nil {
-						return
-					}
-				}
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}
+	return benchrun.EchoEach(rln)
 }
 
 // rioListen is rio.Listen("tcp", addr), with a panic in it returned as an

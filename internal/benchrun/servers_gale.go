@@ -34,7 +34,7 @@ func GaleServers() []Server {
 // serveStd is the standard library's echo: a goroutine per connection.
 func serveStd(ln net.Listener, ready func(net.Addr)) error {
 	ready(ln.Addr())
-	return echoEach(ln)
+	return EchoEach(ln)
 }
 
 // serveNetconn is serveStd's code on a netconn listener of backend b. As
@@ -52,13 +52,14 @@ func serveNetconn(b netconn.Backend) func(net.Listener, func(net.Addr)) error {
 		}
 		defer nl.Close()
 		ready(nl.Addr())
-		return echoEach(nl)
+		return EchoEach(nl)
 	}
 }
 
-// echoEach serves every connection of ln with a goroutine that writes
-// back what it reads, through a 64 KiB buffer.
-func echoEach(ln net.Listener) error {
+// EchoEach serves every connection of ln with a goroutine that writes
+// back what it reads, through a 64 KiB buffer: stdnet's server, which bench's rio server runs
+// on rio's listener.
+func EchoEach(ln net.Listener) error {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
