@@ -1,0 +1,181 @@
+package tlsrec
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrWouldBlock is what a non-blocking Transport's Read returns when the
+// records offered are used up: a net.Error whose Temporary is true, which
+// crypto/tls returns from tls.Conn.Read without making it sticky.
+var ErrWouldBlock error = wouldBlock{}
+
+type wouldBlock struct{}
+
+func (wouldBlock) Error() string   { return "tlsrec: no whole record buffered" }
+func (wouldBlock) Timeout() bool   { return false }
+func (wouldBlock) Temporary() bool { return true }
+
+// Transport is the net.Conn under a tls.Conn driven by a loop.
+//
+// Feed, Close and Read may be called from any goroutine. Offer and the
+// non-blocking Read it serves belong to the loop: the loop calls Offer,
+// then tls.Conn.Read, on its own goroutine. Write calls the send function
+// given to New from the goroutine that writes to the tls.Conn; it must
+// not block.
+type Transport struct {
+	send         func([]byte) (int, error)
+	laddr, raddr net.Addr
+
+	blocking atomic.Bool // Read waits for Feed (the handshake)
+
+	mu      sync.Mutex
+	ready   *sync.Cond // handshake: signalled by Feed and Close
+	pending []byte     // handshake: bytes fed and not yet read
+	err     error      // set by Close: Read returns it once pending is read
+
+	// Non-blocking mode, loop-owned.
+	src  []byte // offered whole records not yet read
+	left int    // bytes of src's first record not yet read
+}
+
+// New returns a blocking Transport (for the handshake) that writes with
+// send. send is called with each record crypto/tls writes, and must take
+// it whole (queue what the socket refuses) or fail for good.
+func New(send func([]byte) (int, error), laddr, raddr net.Addr) *Transport {
+	t := &Transport{send: send, laddr: laddr, raddr: raddr}
+	t.ready = sync.NewCond(&t.mu)
+	t.blocking.Store(true)
+	return t
+}
+
+// Feed appends bytes the loop received during the handshake, copying
+// them, and wakes a waiting Read. It returns how many bytes are buffered
+// and unread.
+func (t *Transport) Feed(b []byte) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.pending = append(t.pending, b...)
+	if t.ready != nil {
+		t.ready.Signal()
+	}
+	return len(t.pending)
+}
+
+// Buffered returns the bytes fed and not yet read.
+func (t *Transport) Buffered() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pending)
+}
+
+// EndHandshake switches t to non-blocking reads and returns the bytes
+// fed that the handshake did not read: the loop offers them, as whole
+// records, to tls.Conn.Read. Call it once the handshake has returned.
+func (t *Transport) EndHandshake() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rest := t.pending
+	t.pending, t.ready = nil, nil
+	t.blocking.Store(false)
+	return rest
+}
+
+// Offer makes b, which holds whole records (see Complete), what the next
+// Reads return. Read serves each record only up to its end, so a
+// tls.Conn never holds more than the record it is decrypting. The loop
+// goroutine only, after EndHandshake; b must stay unchanged until Read
+// has returned ErrWouldBlock.
+func (t *Transport) Offer(b []byte) {
+	t.src, t.left = b, 0
+}
+
+// Unread returns how many offered bytes Read has not returned yet.
+func (t *Transport) Unread() int { return len(t.src) }
+
+// Read returns fed bytes (blocking mode: waits for Feed or Close) or
+// offered ones (otherwise: ErrWouldBlock when none is left).
+func (t *Transport) Read(p []byte) (int, error) {
+	if !t.blocking.Load() {
+		return t.readOffered(p)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for len(t.pending) == 0 && t.err == nil {
+		t.ready.Wait()
+	}
+	if len(t.pending) == 0 {
+		return 0, t.err
+	}
+	n := copy(p, t.pending)
+	t.pending = t.pending[n:]
+	if len(t.pending) == 0 {
+		t.pending = nil // the next Feed starts a new array
+	}
+	return n, nil
+}
+
+func (t *Transport) readOffered(p []byte) (int, error) {
+	if len(t.src) == 0 {
+		return 0, ErrWouldBlock
+	}
+	if t.left == 0 {
+		// Whole records are offered, so src starts with a header; if it
+		// does not, left only splits the copy where it need not.
+		t.left = len(t.src)
+		if len(t.src) >= HeaderLen {
+			t.left = min(recordLen(t.src), len(t.src))
+		}
+	}
+	n := copy(p[:min(len(p), t.left)], t.src)
+	t.src, t.left = t.src[n:], t.left-n
+	return n, nil
+}
+
+// Write hands b to the send function.
+func (t *Transport) Write(b []byte) (int, error) { return t.send(b) }
+
+// Close ends a blocking Read waiting for the handshake's input: it
+// returns err (net.ErrClosed if nil) once what was fed is read. The loop
+// closes the socket itself.
+func (t *Transport) Close() error { return t.CloseWith(nil) }
+
+// CloseWith is Close with the error Read returns.
+func (t *Transport) CloseWith(err error) error {
+	if err == nil {
+		err = net.ErrClosed
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err == nil {
+		t.err = err
+	}
+	if t.ready != nil {
+		t.ready.Broadcast()
+	}
+	return nil
+}
+
+// LocalAddr returns the local address given to New.
+func (t *Transport) LocalAddr() net.Addr { return t.laddr }
+
+// RemoteAddr returns the remote address given to New.
+func (t *Transport) RemoteAddr() net.Addr { return t.raddr }
+
+// SetDeadline does nothing: the loop owns the connection's deadlines
+// (crypto/tls sets a write deadline around close_notify, which the
+// Transport's Write never waits on).
+func (t *Transport) SetDeadline(time.Time) error { return nil }
+
+// SetReadDeadline does nothing: see SetDeadline.
+func (t *Transport) SetReadDeadline(time.Time) error { return nil }
+
+// SetWriteDeadline does nothing: see SetDeadline.
+func (t *Transport) SetWriteDeadline(time.Time) error { return nil }
+
+// IsWouldBlock reports whether err is ErrWouldBlock, as tls.Conn.Read
+// returns it.
+func IsWouldBlock(err error) bool { return errors.Is(err, ErrWouldBlock) }
