@@ -24,6 +24,7 @@ type Conn struct {
 	// and none reaches a number that another file took since.
 	fd      sock.FD
 	udp     *udpState // non-nil for a UDP socket
+	tls     *tlsState // non-nil for a TLS connection
 	network string
 	// laddr points at the local address, shared with the listener that
 	// accepted c. It is nil for a conn accepted on a wildcard address until

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"io"
+
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
 )
@@ -12,6 +14,9 @@ func (c *Conn) closeGracefully(err error) {
 		return
 	}
 	c.closing, c.closeErr = true, err
+	if err == nil || err == io.EOF {
+		c.closeNotify() // a clean end: say so, before writes stop
+	}
 	// From now on Write fails (net.ErrClosed, as documented): bytes it
 	// queued could otherwise slip in between the check that the queue is
 	// empty and finish, which drops them after Write reported them queued.
@@ -31,6 +36,10 @@ func (c *Conn) closeGracefully(err error) {
 // drain closes c for a graceful Shutdown, after the handler's OnDrain if
 // it is a Drainer. It runs on c's loop.
 func (c *Conn) drain() {
+	if c.tls != nil && !c.tls.done {
+		c.closeGracefully(nil) // no OnOpen yet: nothing to say goodbye to
+		return
+	}
 	if d, ok := c.lp.e.handler.(Drainer); ok && !c.closed && !c.closing {
 		prev := c.lp.enter(c)
 		d.OnDrain(c)
@@ -97,6 +106,9 @@ func (c *Conn) finish() {
 		c.detached.input = c.unconsumed()
 	}
 	c.inbuf = nil
+	if c.tls != nil {
+		c.tls.closed(c.closeErr)
+	}
 	if c.laddr.Load() == nil {
 		c.askLocal(c.fd.Sysfd()) // LocalAddr must answer after the close
 	}

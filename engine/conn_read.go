@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"io"
-
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
 )
@@ -40,6 +38,16 @@ func (c *Conn) attach(l *loop.Loop) {
 		c.timers.readAt = l.Now().UnixNano()
 		l.Schedule(&c.timers.idle, l.Now().Add(o.idleBound()))
 	}
+	if c.tls != nil {
+		c.beginHandshake(l) // open runs when it ends
+		return
+	}
+	c.open()
+}
+
+// open runs OnOpen for c, attached, then serves it: the input adopted with
+// it first, then what it receives.
+func (c *Conn) open() {
 	prev := c.lp.enter(c)
 	out, act := c.lp.e.handler.OnOpen(c)
 	c.lp.leave(c, prev)
@@ -52,7 +60,11 @@ func (c *Conn) attach(l *loop.Loop) {
 		c.drain() // Shutdown has begun: serve nothing new
 	default:
 		c.flush()
-		if len(c.inbuf) > 0 {
+		switch {
+		case c.tls != nil:
+			c.pumpTLS() // records that came with the handshake's last
+			c.flush()
+		case len(c.inbuf) > 0:
 			c.deliver(nil) // input read before AdoptInput: OnData's first
 			c.flush()
 		}
@@ -112,7 +124,7 @@ func (c *Conn) received(p loop.Completion) {
 		}
 		c.deliver(p.Bytes())
 		c.lp.in.from = nil
-		if ts := c.timers; ts != nil && len(c.inbuf) == 0 {
+		if ts := c.timers; ts != nil && !c.waitsForInput() {
 			// The handler took all it was given: the read the deadline
 			// bounded is done. Bytes left unconsumed (a partial frame)
 			// mean it still waits, and the deadline stays.
@@ -128,13 +140,24 @@ func (c *Conn) received(p loop.Completion) {
 }
 
 // deliver runs OnData with the unconsumed input followed by data (which
-// lives in the loop's read buffer), then keeps what was not consumed.
+// lives in the loop's read buffer), then keeps what was not consumed. On
+// a TLS connection data is records, which deliverTLS decrypts first.
 func (c *Conn) deliver(data []byte) {
+	if c.tls != nil {
+		c.deliverTLS(data)
+		return
+	}
+	c.onData(data, &c.inbuf)
+}
+
+// onData runs OnData with the bytes kept in *kept followed by data, then
+// keeps in *kept what was not consumed.
+func (c *Conn) onData(data []byte, kept *[]byte) {
 	in := &c.lp.in
-	owned := len(c.inbuf) > 0 || data == nil
+	owned := len(*kept) > 0 || data == nil
 	if owned {
-		c.inbuf = append(c.inbuf, data...)
-		in.buf = c.inbuf
+		*kept = append(*kept, data...)
+		in.buf = *kept
 	} else {
 		in.buf = data
 	}
@@ -158,23 +181,36 @@ func (c *Conn) deliver(data []byte) {
 	// Past the cap c fails, unless it is being detached: the hand-over
 	// takes every byte, and the new owner sets its own bounds.
 	if len(rest) > c.lp.e.opts.MaxInputBuffer && c.detached == nil {
-		c.inbuf = nil
+		*kept = nil
 		c.fail(ErrInputBufferFull)
 		return
 	}
+	keep(kept, rest, owned)
+	c.act(act)
+}
+
+// keep leaves rest in *kept: in place when rest is a view of *kept
+// (owned), copied otherwise. An emptied buffer is kept for the next
+// input unless it grew past maxKeptInput.
+func keep(kept *[]byte, rest []byte, owned bool) {
 	switch {
 	case len(rest) == 0:
-		if cap(c.inbuf) > maxKeptInput {
-			c.inbuf = nil
+		if cap(*kept) > maxKeptInput {
+			*kept = nil
 		} else {
-			c.inbuf = c.inbuf[:0]
+			*kept = (*kept)[:0]
 		}
 	case owned:
-		c.inbuf = c.inbuf[:copy(c.inbuf, rest)]
+		*kept = (*kept)[:copy(*kept, rest)]
 	default:
-		c.inbuf = append(c.inbuf[:0], rest...)
+		*kept = append((*kept)[:0], rest...)
 	}
-	c.act(act)
+}
+
+// waitsForInput reports whether c holds input its handler has not
+// consumed (a partial frame, or a partial TLS record).
+func (c *Conn) waitsForInput() bool {
+	return len(c.inbuf) > 0 || (c.tls != nil && len(c.tls.plain) > 0)
 }
 
 // setBatching turns write batching on or off for c (see eloop.ring).
@@ -200,7 +236,7 @@ func (c *Conn) act(a Action) bool {
 // queued is still written, then the connection closes with io.EOF.
 func (c *Conn) peerClosed() {
 	c.eof = true
-	c.closeGracefully(io.EOF)
+	c.closeGracefully(c.eofError())
 }
 
 func isTCP(network string) bool {

@@ -26,7 +26,18 @@ const maxVec = 1024
 // OnData runs (from that callback or any other goroutine) is queued
 // instead and sent, batched, when OnData returns: OutboundBuffered may
 // then be non-zero for a moment though the peer keeps up.
+//
+// On a TLS connection Write encrypts p on the calling goroutine, into
+// records that take this path; the count is of p's bytes.
 func (c *Conn) Write(p []byte) (int, error) {
+	if c.tls != nil {
+		return c.writeTLS(p)
+	}
+	return c.writeRaw(p)
+}
+
+// writeRaw is Write without TLS: p goes to the socket as it is.
+func (c *Conn) writeRaw(p []byte) (int, error) {
 	one := [1][]byte{p} // stays on the stack: writeLocked keeps no reference
 	c.mu.Lock()
 	n, err := c.writeLocked(one[:])
@@ -37,6 +48,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 // Writev writes the buffers of bufs in order, as one Write: writes from
 // other goroutines do not land between them.
 func (c *Conn) Writev(bufs [][]byte) (int, error) {
+	if c.tls != nil {
+		return c.writevTLS(bufs)
+	}
 	c.mu.Lock()
 	n, err := c.writeLocked(bufs)
 	c.mu.Unlock()
@@ -175,6 +189,7 @@ func (c *Conn) OutboundBuffered() int {
 // CloseWrite shuts down c's sending side once its queued output is
 // written; the peer reads end of file, and c goes on reading.
 func (c *Conn) CloseWrite() error {
+	c.closeNotify()
 	c.mu.Lock()
 	c.shutWrite = true
 	c.mu.Unlock()

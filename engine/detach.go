@@ -51,8 +51,13 @@ func (c *Conn) Detach() (net.Conn, error) {
 // Engine.AdoptInput, or netconn.FromEngine, takes both back onto a loop.
 //
 // Its waits, and the callbacks it may be called from (ErrDetachBusy), are
-// Detach's.
+// Detach's. A TLS connection cannot be detached (errors.ErrUnsupported).
 func (c *Conn) DetachInput() (net.Conn, []byte, error) {
+	if c.tls != nil {
+		// The record layer's state lives in the tls.Conn on the loop;
+		// the socket alone would be a stream cut mid-record.
+		return nil, nil, errTLSDetach
+	}
 	h := &handOver{fd: make(chan int, 1)}
 	if !c.lp.l.OnLoop() && c.lp.e.onLoop() {
 		return nil, nil, ErrDetachBusy // c's loop would have to run while this one waits

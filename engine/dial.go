@@ -44,6 +44,12 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) { return e.AdoptInput(nc, nil
 // left unconsumed counts against Options.MaxInputBuffer as any other.
 // AdoptInput copies input: the caller's slice is free when it returns.
 func (e *Engine) AdoptInput(nc net.Conn, input []byte) (*Conn, error) {
+	return e.adopt(nc, input, nil)
+}
+
+// adopt is AdoptInput with setup, if not nil, run on the new Conn before
+// it reaches its loop.
+func (e *Engine) adopt(nc net.Conn, input []byte, setup func(*Conn)) (*Conn, error) {
 	if e.stopping() {
 		return nil, ErrEngineStopped
 	}
@@ -61,6 +67,9 @@ func (e *Engine) AdoptInput(nc net.Conn, input []byte) (*Conn, error) {
 	c := newConn(e, lp, fd, sock.IsStream(fd), laddr.Network(), &laddr, raddr)
 	if len(input) > 0 {
 		c.inbuf = bytes.Clone(input) // attach delivers it
+	}
+	if setup != nil {
+		setup(c)
 	}
 	if err := e.serve(held{c: c}); err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ type eloop struct {
 	// instead of one write(2) each.
 	ring  bool
 	in    Inbound
+	plain []byte // TLS plaintext, decrypted for OnData (made on first use)
 	conns loop.Set[*Conn]
 	// cur is the conn whose callback runs now: the producer of what that
 	// callback writes (Engine.charge).

@@ -23,6 +23,7 @@ type Engine struct {
 	queued  atomic.Int64 // output bytes queued across the engine
 	over    atomic.Bool  // queued > Options.OutputBudget, as last seen
 	conns   atomic.Int64
+	hs      handshakePool // TLS handshakes
 
 	mu        sync.Mutex
 	listeners []*listener
@@ -56,6 +57,7 @@ func New(h Handler, o Options) (*Engine, error) {
 	if e.clock == nil {
 		e.clock = loop.Wall
 	}
+	e.hs.max = o.HandshakeWorkers
 	e.tick.Fire = e.onTick
 	e.trim.Fire = e.trimPool
 	for i := range o.Loops {

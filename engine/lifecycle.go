@@ -109,6 +109,7 @@ func (e *Engine) stopLoops() {
 			}
 		})
 	}
+	e.hs.wait() // every connection closed: no handshake waits for input
 	e.mu.Lock()
 	e.state = stateStopped
 	e.mu.Unlock()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -32,7 +33,8 @@ type listener struct {
 	tag     loop.Tag
 	network string
 	addr    net.Addr
-	path    string // a unix socket's file, removed on close
+	path    string      // a unix socket's file, removed on close
+	tls     *tls.Config // ListenTLS: handshake with each connection
 	backoff time.Duration
 	retry   loop.Timer
 	closed  bool
@@ -44,6 +46,10 @@ type listener struct {
 // served as one Conn whose OnData sees each datagram with its source.
 // Accepted TCP connections have TCP_NODELAY set, as in package net.
 func (e *Engine) Listen(network, addr string) (net.Addr, error) {
+	return e.listen(network, addr, nil)
+}
+
+func (e *Engine) listen(network, addr string, config *tls.Config) (net.Addr, error) {
 	if e.stopping() {
 		return nil, ErrEngineStopped
 	}
@@ -67,7 +73,7 @@ func (e *Engine) Listen(network, addr string) (net.Addr, error) {
 		if i == 0 {
 			first, addr = a, a.String() // later sockets bind the same port
 		}
-		ln := &listener{e: e, lp: e.loops[i], fd: fd, network: network, addr: a}
+		ln := &listener{e: e, lp: e.loops[i], fd: fd, network: network, addr: a, tls: config}
 		if network == "unix" {
 			ln.path = a.String()
 		}
@@ -194,6 +200,9 @@ func (ln *listener) accepted(fd int, from unix.Sockaddr) {
 	}
 	c := newConn(e, target, fd, true, ln.network, laddr, raddr)
 	c.peer = peer
+	if ln.tls != nil {
+		c.tls = newTLSState(c, ln.tls, false)
+	}
 	if target == ln.lp {
 		c.attach(ln.lp.l)
 		return

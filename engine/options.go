@@ -92,6 +92,18 @@ type Options struct {
 	TCPKeepAlive time.Duration
 	// Backend selects epoll or io_uring; default Auto. See Backend.
 	Backend Backend
+	// HandshakeWorkers bounds the goroutines that run TLS handshakes
+	// (ListenTLS, DialTLS): connections beyond it wait their turn, each
+	// holding only its socket and the bytes it sent. A worker takes a
+	// connection once its first record is whole, and holds it until its
+	// handshake ends or HandshakeTimeout passes. Default
+	// 4 * runtime.GOMAXPROCS(0), at least 16.
+	HandshakeWorkers int
+	// HandshakeTimeout bounds a TLS handshake, from the connection's
+	// arrival (or a dial's connect) to its end, waiting for a worker
+	// included; past it the connection closes with ErrHandshakeTimeout.
+	// Default 10 s.
+	HandshakeTimeout time.Duration
 
 	clock loop.Clock  // tests: manual clock
 	open  loop.Opener // tests: fault injection
@@ -142,6 +154,12 @@ func (o *Options) setDefaults() error {
 	}
 	if o.MaxWriteBuffer <= 0 {
 		o.MaxWriteBuffer = max(16<<20, o.WriteHighWater)
+	}
+	if o.HandshakeWorkers <= 0 {
+		o.HandshakeWorkers = max(16, 4*runtime.GOMAXPROCS(0))
+	}
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = 10 * time.Second
 	}
 	if o.ShutdownTimeout == 0 {
 		o.ShutdownTimeout = 10 * time.Second

@@ -179,3 +179,12 @@ func (t *Transport) SetWriteDeadline(time.Time) error { return nil }
 // IsWouldBlock reports whether err is ErrWouldBlock, as tls.Conn.Read
 // returns it.
 func IsWouldBlock(err error) bool { return errors.Is(err, ErrWouldBlock) }
+
+// Ready reports whether the bytes fed and not yet read start with a whole
+// record, or with a header no record can follow: what a handshake needs
+// to make progress without waiting.
+func (t *Transport) Ready() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Complete(t.pending) > 0
+}

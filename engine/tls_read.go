@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"io"
+
+	"github.com/galeio/gale/internal/tlsrec"
+)
+
+// deliverTLS handles bytes received on a TLS connection: fed to the
+// handshake while it runs, decrypted on the loop afterwards. (The
+// handshake may have read past its last record: those bytes wait in the
+// tls.Conn, and pumpTLS reads them when the connection opens.)
+//
+// Only whole records reach the tls.Conn (tlsrec.Complete): the partial
+// record at the end waits in c.inbuf, where the engine's usual rule frees
+// a big buffer once empty, rather than in the tls.Conn's own input
+// buffer, which never shrinks. data nil (Wake, or input adopted before
+// the handshake ended) runs OnData even when nothing new was decrypted.
+func (c *Conn) deliverTLS(data []byte) {
+	t := c.tls
+	if !t.done {
+		c.feedHandshake(data)
+		return
+	}
+	raw, owned := data, len(c.inbuf) > 0 || data == nil
+	if owned {
+		c.inbuf = append(c.inbuf, data...)
+		raw = c.inbuf
+	}
+	end := tlsrec.Complete(raw)
+	t.tr.Offer(raw[:end])
+	delivered, err := c.decrypt()
+	raw = raw[end-t.tr.Unread():]
+	t.tr.Offer(nil)
+	if !c.closed {
+		keep(&c.inbuf, raw, owned)
+	}
+	switch {
+	case err == io.EOF: // close_notify: a clean end, whatever follows
+		c.eof = true
+		c.closeGracefully(io.EOF)
+	case err != nil:
+		c.closeGracefully(c.opError("read", err)) // after crypto/tls's alert
+	case data == nil && !delivered && !c.closed && !c.closing:
+		c.onData(nil, &t.plain)
+	}
+}
+
+// pumpTLS decrypts what c holds already, raw or in its tls.Conn, and runs
+// OnData if that makes any plaintext: deliverTLS without new bytes, and
+// without Wake's call when there is nothing.
+func (c *Conn) pumpTLS() {
+	t := c.tls
+	end := tlsrec.Complete(c.inbuf)
+	t.tr.Offer(c.inbuf[:end])
+	_, err := c.decrypt()
+	rest := c.inbuf[end-t.tr.Unread():]
+	t.tr.Offer(nil)
+	if !c.closed {
+		keep(&c.inbuf, rest, true)
+	}
+	switch {
+	case err == io.EOF:
+		c.eof = true
+		c.closeGracefully(io.EOF)
+	case err != nil:
+		c.closeGracefully(c.opError("read", err))
+	}
+}
+
+// decrypt reads the offered records' plaintext into the loop's buffer
+// and runs OnData with it, as often as the buffer fills. It returns
+// whether OnData ran, and crypto/tls's error: nil once the offered
+// records are used up, io.EOF after a close_notify, or why the records
+// were refused.
+func (c *Conn) decrypt() (delivered bool, err error) {
+	buf := c.lp.plainBuf()
+	n := 0
+	for !c.closed && !c.closing {
+		if n == len(buf) {
+			c.onData(buf[:n], &c.tls.plain)
+			delivered, n = true, 0
+			continue
+		}
+		k, rerr := c.tls.tc.Read(buf[n:])
+		n += k
+		if rerr != nil {
+			if !tlsrec.IsWouldBlock(rerr) {
+				err = rerr
+			}
+			break
+		}
+	}
+	if n > 0 && !c.closed {
+		c.onData(buf[:n], &c.tls.plain)
+		delivered = true
+	}
+	return delivered, err
+}
+
+// plainBuf returns the loop's plaintext buffer, shared by its TLS
+// connections as the read buffer is by all.
+func (lp *eloop) plainBuf() []byte {
+	if lp.plain == nil {
+		lp.plain = make([]byte, lp.e.opts.ReadBufferSize)
+	}
+	return lp.plain
+}
+
+// eofError is the close error of a connection whose peer closed the
+// stream: io.EOF, or for TLS io.ErrUnexpectedEOF when the stream ended
+// inside a record or the handshake (a close_notify ends it cleanly: see
+// deliverTLS).
+func (c *Conn) eofError() error {
+	t := c.tls
+	switch {
+	case t == nil:
+		return io.EOF
+	case !t.done:
+		return c.opError("tls handshake", io.ErrUnexpectedEOF)
+	case len(c.inbuf) > 0:
+		return c.opError("read", io.ErrUnexpectedEOF)
+	}
+	return io.EOF
+}
