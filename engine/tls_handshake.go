@@ -143,6 +143,9 @@ func (p *handshakePool) work() {
 		p.queue[0] = nil
 		p.queue = p.queue[1:]
 		p.mu.Unlock()
+		if c.tls.tr.Closed() {
+			continue // timed out, or closed, while it waited: no work for a dead conn
+		}
 		err := c.tls.tc.Handshake()
 		c.post(&handshakeDoneTask{c: c, err: err})
 	}

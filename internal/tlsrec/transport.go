@@ -180,11 +180,25 @@ func (t *Transport) SetWriteDeadline(time.Time) error { return nil }
 // returns it.
 func IsWouldBlock(err error) bool { return errors.Is(err, ErrWouldBlock) }
 
-// Ready reports whether the bytes fed and not yet read start with a whole
-// record, or with a header no record can follow: what a handshake needs
-// to make progress without waiting.
+// Ready reports whether the bytes fed and not yet read start with what a
+// handshake can act on without waiting: a whole record, a header no
+// record can follow, or a first byte that is not a handshake record's
+// (an HTTP request sent to a TLS port), which crypto/tls refuses at once.
 func (t *Transport) Ready() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if len(t.pending) > 0 && t.pending[0] != recordTypeHandshake {
+		return true
+	}
 	return Complete(t.pending) > 0
+}
+
+// recordTypeHandshake is the content type of handshake records.
+const recordTypeHandshake = 22
+
+// Closed reports whether Close was called.
+func (t *Transport) Closed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err != nil
 }
