@@ -35,6 +35,8 @@ type Transport struct {
 	mu      sync.Mutex
 	ready   *sync.Cond // handshake: signalled by Feed and Close
 	pending []byte     // handshake: bytes fed and not yet read
+	split   splitter   // handshake: re-frames what is fed into small records
+	hsLeft  int        // handshake: bytes of pending's first record not yet read
 	err     error      // set by Close: Read returns it once pending is read
 
 	// Non-blocking mode, loop-owned.
@@ -54,11 +56,13 @@ func New(send func([]byte) (int, error), laddr, raddr net.Addr) *Transport {
 
 // Feed appends bytes the loop received during the handshake, copying
 // them, and wakes a waiting Read. It returns how many bytes are buffered
-// and unread.
+// and unread. The peer's plaintext handshake records are cut into
+// records of at most 512 bytes on the way (see splitter), so that the
+// tls.Conn's input buffer, which never shrinks, stays small.
 func (t *Transport) Feed(b []byte) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.pending = append(t.pending, b...)
+	t.pending = t.split.add(t.pending, b)
 	if t.ready != nil {
 		t.ready.Signal()
 	}
@@ -104,14 +108,22 @@ func (t *Transport) Read(p []byte) (int, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for len(t.pending) == 0 && t.err == nil {
+	// Wait for a header at a record's start, so that Read can stop at the
+	// record's end as readOffered does.
+	for (len(t.pending) == 0 || t.hsLeft == 0 && len(t.pending) < HeaderLen) && t.err == nil {
 		t.ready.Wait()
 	}
 	if len(t.pending) == 0 {
 		return 0, t.err
 	}
-	n := copy(p, t.pending)
-	t.pending = t.pending[n:]
+	if t.hsLeft == 0 {
+		t.hsLeft = len(t.pending) // the peer closed mid-header
+		if len(t.pending) >= HeaderLen {
+			t.hsLeft = recordLen(t.pending)
+		}
+	}
+	n := copy(p[:min(len(p), t.hsLeft)], t.pending)
+	t.pending, t.hsLeft = t.pending[n:], t.hsLeft-n
 	if len(t.pending) == 0 {
 		t.pending = nil // the next Feed starts a new array
 	}
@@ -180,17 +192,14 @@ func (t *Transport) SetWriteDeadline(time.Time) error { return nil }
 // returns it.
 func IsWouldBlock(err error) bool { return errors.Is(err, ErrWouldBlock) }
 
-// Ready reports whether the bytes fed and not yet read start with what a
-// handshake can act on without waiting: a whole record, a header no
-// record can follow, or a first byte that is not a handshake record's
-// (an HTTP request sent to a TLS port), which crypto/tls refuses at once.
+// Ready reports whether the bytes fed start with what a handshake can
+// act on without waiting: a whole record, a header no record can follow,
+// or a first byte that is not a handshake record's (an HTTP request sent
+// to a TLS port), which crypto/tls refuses at once.
 func (t *Transport) Ready() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.pending) > 0 && t.pending[0] != recordTypeHandshake {
-		return true
-	}
-	return Complete(t.pending) > 0
+	return t.split.ready()
 }
 
 // recordTypeHandshake is the content type of handshake records.
