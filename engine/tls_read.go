@@ -83,13 +83,21 @@ func (c *Conn) decrypt() (delivered bool, err error) {
 			continue
 		}
 		k, rerr := c.tls.tc.Read(buf[n:])
-		n += k
 		if rerr != nil {
 			if !tlsrec.IsWouldBlock(rerr) {
 				err = rerr
 			}
+			n += k
 			break
 		}
+		if k < len(buf)-n && c.tls.tr.Unread() == 0 {
+			// The record's plaintext fitted and no record is left: a
+			// further Read would only say so, at the cost of an
+			// allocation inside crypto/tls.
+			n += k
+			break
+		}
+		n += k
 	}
 	if n > 0 && !c.closed {
 		c.onData(buf[:n], &c.tls.plain)
