@@ -53,15 +53,20 @@ var policy = map[string][]string{
 	"internal/poller": {"internal/sock", "internal/uring"},
 	// Event loops: connections, timers, tasks, buffers.
 	"internal/loop": {"internal/poller", "internal/sock"},
+	// The record adapter under a loop-driven crypto/tls.Conn: the
+	// standard library alone.
+	"internal/tlsrec": {},
+	// tlstest makes test certificates, for tests and benchmarks: the
+	// standard library alone.
+	"internal/tlstest": {},
 
 	// The two public APIs on the loops.
 	"aio":    {"internal/loop", "internal/sock"},
-	"engine": {"internal/loop", "internal/sock"},
+	"engine": {"internal/loop", "internal/sock", "internal/tlsrec"},
 
 	// Later: net.Conn and net.Listener drop-ins, then protocols.
 	"netconn":   {"engine", "internal/loop", "internal/sock"},
-	"tlsconn":   {"netconn"},
-	"http1":     {"netconn", "tlsconn"},
+	"http1":     {"engine", "netconn"},
 	"websocket": {"http1"},
 
 	// This test's own package.
