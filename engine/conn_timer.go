@@ -134,6 +134,10 @@ func (c *Conn) idleCheck(now time.Time) {
 // queued output, or at once if that output has stalled (nothing moved
 // since active, idleBound ago): the goodbye could not get out.
 func (c *Conn) idle(now, active time.Time) {
+	if c.tls != nil && !c.tls.done {
+		c.fail(ErrIdleTimeout) // mid-handshake: no OnOpen, so no goodbye
+		return
+	}
 	bound := c.lp.e.opts.idleBound()
 	stalled := c.OutboundBuffered() > 0 && !active.Add(bound).After(now)
 	prev := c.lp.enter(c)

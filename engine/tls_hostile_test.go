@@ -242,3 +242,20 @@ func TestTLSSlowHandshakeFlood(t *testing.T) {
 		etEchoCheck(t, g, []byte("after the flood"))
 	}
 }
+
+// TestTLSIdleTimeoutInHandshake: an idle timeout shorter than the
+// handshake timeout ends a stalled handshake with ErrIdleTimeout, and the
+// handler, which never saw the connection open, gets no OnDeadline.
+func TestTLSIdleTimeoutInHandshake(t *testing.T) {
+	h := etEchoHandler()
+	h.deadline = func(c *engine.Conn, err error) engine.Action {
+		t.Errorf("OnDeadline(%v) for a connection still in its handshake", err)
+		return engine.None
+	}
+	_, a := etServeTLS(t, h, engine.Options{IdleTimeout: 200 * time.Millisecond}, nil)
+	c := etDial(t, a)
+	c.Write(clientHello(t)[:10])
+	if err := etClosedWith(t, h, "idle"); !errors.Is(err, engine.ErrIdleTimeout) {
+		t.Errorf("OnClose: %v, want ErrIdleTimeout", err)
+	}
+}
