@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -282,5 +284,297 @@ func testTLSDial(t *testing.T) {
 	bad.RootCAs = nil
 	if _, err := e.DialTLS("tcp", ln.Addr().String(), bad); err == nil {
 		t.Errorf("DialTLS to an untrusted server succeeded")
+	}
+}
+
+// goSuite is a version and cipher suite the crypto/tls interop tests pin
+// on both ends. crypto/tls lets no one choose TLS 1.3's suite: id 0
+// stands for whichever it picks.
+type goSuite struct {
+	version uint16
+	id      uint16
+}
+
+func (s goSuite) String() string {
+	if s.id == 0 {
+		return tls.VersionName(s.version)
+	}
+	return tls.VersionName(s.version) + " " + tls.CipherSuiteName(s.id)
+}
+
+// pin restricts cfg to s.
+func (s goSuite) pin(cfg *tls.Config) *tls.Config {
+	cfg.MinVersion, cfg.MaxVersion = s.version, s.version
+	if s.id != 0 {
+		cfg.CipherSuites = []uint16{s.id}
+	}
+	return cfg
+}
+
+// check reports whether st is s.
+func (s goSuite) check(t *testing.T, who string, st tls.ConnectionState) {
+	t.Helper()
+	if st.Version != s.version || (s.id != 0 && st.CipherSuite != s.id) {
+		t.Errorf("%s negotiated %s %s, want %v", who, tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), s)
+	}
+}
+
+var goSuites = []goSuite{
+	{tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256},
+	{tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384},
+	{tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256},
+	{tls.VersionTLS12, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256},
+	{tls.VersionTLS12, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384},
+	{tls.VersionTLS12, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256},
+	// CBC: records with an explicit IV, a MAC and padding.
+	{tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA},
+	{tls.VersionTLS12, tls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA},
+	{tls.VersionTLS13, 0},
+}
+
+// goSuiteSizes are the messages each suite echoes: a byte, a record and
+// a byte, many records.
+var goSuiteSizes = []int{1, 16<<10 + 1, 300 << 10}
+
+// TestTLSSuites runs every pinned suite between the engine and crypto/tls
+// both ways, and between two engine ends: echoes of goSuiteSizes, and
+// both ends agreeing on the suite.
+func TestTLSSuites(t *testing.T) { backendtest.Run(t, testTLSSuites) }
+
+func testTLSSuites(t *testing.T) {
+	p := tlstest.Get()
+	for _, s := range goSuites {
+		t.Run(s.String(), func(t *testing.T) {
+			t.Run("crypto-tls client", func(t *testing.T) {
+				h := etEchoHandler()
+				states := etTLSStates(h)
+				_, a := etServeTLS(t, h, engine.Options{}, s.pin(p.ServerConfig()))
+				c := etDialTLS(t, a, s.pin(p.ClientConfig()))
+				for _, n := range goSuiteSizes {
+					etEchoCheck(t, c, etPattern(n))
+				}
+				s.check(t, "client", c.ConnectionState())
+				s.check(t, "server", etRecv(t, states, "OnOpen's ConnectionState"))
+			})
+			t.Run("DialTLS to crypto-tls", func(t *testing.T) {
+				ln := etGoEchoServer(t, s.pin(p.ServerConfig()))
+				etDialTLSEcho(t, ln.Addr(), s, nil)
+			})
+			t.Run("DialTLS to ListenTLS", func(t *testing.T) {
+				h := etEchoHandler()
+				states := etTLSStates(h)
+				_, a := etServeTLS(t, h, engine.Options{}, s.pin(p.ServerConfig()))
+				etDialTLSEcho(t, a, s, states)
+			})
+		})
+	}
+}
+
+// etGoEchoServer starts a crypto/tls echo server over package net,
+// stopped at cleanup.
+func etGoEchoServer(t *testing.T, cfg *tls.Config) net.Listener {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(etWait))
+				io.Copy(c, c)
+			})
+		}
+	})
+	return ln
+}
+
+// etDialTLSEcho dials a with DialTLS pinned to s, echoes goSuiteSizes
+// and checks the suite, on the server's end too when states has it.
+func etDialTLSEcho(t *testing.T, a net.Addr, s goSuite, states chan tls.ConnectionState) {
+	t.Helper()
+	got := newTextLog()
+	h := etLogHandler(got)
+	e := etStart(t, h, engine.Options{})
+	c, err := e.DialTLS("tcp", a.String(), s.pin(tlstest.Get().ClientConfig()))
+	if err != nil {
+		t.Fatalf("DialTLS: %v", err)
+	}
+	st, _ := c.ConnectionState()
+	s.check(t, "DialTLS", st)
+	if states != nil {
+		s.check(t, "ListenTLS", etRecv(t, states, "OnOpen's ConnectionState"))
+	}
+	var want []byte
+	for _, n := range goSuiteSizes {
+		msg := etPattern(n)
+		want = append(want, msg...)
+		if _, err := c.Write(msg); err != nil {
+			t.Fatalf("Write: %v", err)
+		}
+		if !got.await(func(s string) bool { return len(s) >= len(want) }, nil) {
+			t.Fatalf("echo: %d bytes, want %d", len(got.String()), len(want))
+		}
+	}
+	if !bytes.Equal([]byte(got.String()), want) {
+		t.Errorf("echo through DialTLS differs")
+	}
+	c.Close()
+	if ev := etClosed(t, h); ev.err != nil {
+		t.Errorf("OnClose after Close: %v, want nil", ev.err)
+	}
+}
+
+// etLogHandler returns a handler that writes what its connections
+// receive to log.
+func etLogHandler(log *textLog) *etHandler {
+	h := etNewHandler()
+	h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+		log.Write(in.Bytes())
+		in.Discard(in.Len())
+		return engine.None
+	}
+	return h
+}
+
+// etRefusals are handshakes a server refuses, set up on a server and a
+// client configuration.
+var etRefusals = []struct {
+	name           string
+	server, client func(*tls.Config)
+	want           string // in the refusing server's error
+}{
+	{"ALPN",
+		func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} },
+		func(c *tls.Config) { c.NextProtos = []string{"h2"} },
+		"application protocol"},
+	{"version",
+		func(c *tls.Config) { c.MinVersion = tls.VersionTLS13 },
+		func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 },
+		"version"},
+	{"suite",
+		goSuite{tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}.pinFunc(),
+		goSuite{tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256}.pinFunc(),
+		"cipher suite"},
+}
+
+func (s goSuite) pinFunc() func(*tls.Config) { return func(c *tls.Config) { s.pin(c) } }
+
+// etRefusalRounds is how often the tests of refusals followed by the
+// peer's close repeat each: which of the two reaches the loop first
+// varies from run to run.
+const etRefusalRounds = 20
+
+// TestTLSRefused: the engine's server refuses a crypto/tls client's
+// handshake; the client's handshake fails with the server's alert, and
+// the server's OnClose says why, without an OnOpen. The client then waits
+// for the server to close.
+func TestTLSRefused(t *testing.T) { backendtest.Run(t, testTLSRefused) }
+
+func testTLSRefused(t *testing.T) {
+	p := tlstest.Get()
+	for _, r := range etRefusals {
+		t.Run(r.name, func(t *testing.T) {
+			h := etEchoHandler()
+			cfg := p.ServerConfig()
+			r.server(cfg)
+			_, a := etServeTLS(t, h, engine.Options{}, cfg)
+			nc := etDial(t, a)
+			ccfg := p.ClientConfig()
+			r.client(ccfg)
+			c := tls.Client(nc, ccfg)
+			c.SetDeadline(time.Now().Add(etWait))
+			if err := c.Handshake(); err == nil || !strings.Contains(err.Error(), "remote error") {
+				t.Errorf("client handshake: %v, want the server's alert", err)
+			}
+			ev := etClosed(t, h)
+			if ev.err == nil || !strings.Contains(ev.err.Error(), r.want) {
+				t.Errorf("OnClose: %v, want an error about %s", ev.err, r.want)
+			}
+			etNoEvent(t, h.opened, "OnOpen")
+			if n, err := nc.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+				t.Errorf("client read after the refusal: %d, %v; want io.EOF", n, err)
+			}
+		})
+	}
+}
+
+// TestTLSRefusedThenClosed: as TestTLSRefused, but the client closes its
+// socket as soon as its handshake has failed, as OpenSSL's s_client and
+// most clients do. The end of the stream follows the refusal; OnClose
+// must still give the refusal's reason.
+func TestTLSRefusedThenClosed(t *testing.T) { backendtest.Run(t, testTLSRefusedThenClosed) }
+
+func testTLSRefusedThenClosed(t *testing.T) {
+	p := tlstest.Get()
+	for _, r := range etRefusals {
+		t.Run(r.name, func(t *testing.T) {
+			h := etEchoHandler()
+			cfg := p.ServerConfig()
+			r.server(cfg)
+			_, a := etServeTLS(t, h, engine.Options{}, cfg)
+			ccfg := p.ClientConfig()
+			r.client(ccfg)
+			wrong := 0
+			for i := range etRefusalRounds {
+				if _, err := tls.DialWithDialer(&net.Dialer{Timeout: etWait}, "tcp", a.String(), ccfg); err == nil {
+					t.Fatalf("round %d: the client's handshake succeeded", i)
+				}
+				ev := etClosed(t, h)
+				if ev.err == nil || !strings.Contains(ev.err.Error(), r.want) {
+					if wrong == 0 {
+						t.Errorf("round %d: OnClose: %v, want an error about %s", i, ev.err, r.want)
+					}
+					wrong++
+				}
+			}
+			if wrong > 0 {
+				t.Errorf("OnClose without the reason in %d of %d rounds", wrong, etRefusalRounds)
+			}
+			etNoEvent(t, h.opened, "OnOpen")
+		})
+	}
+}
+
+// TestTLSDialRefusedThenClosed: DialTLS to a crypto/tls server that
+// refuses the handshake, sends its alert and closes: DialTLS must return
+// the alert, whichever of it and the end of the stream the loop sees
+// first.
+func TestTLSDialRefusedThenClosed(t *testing.T) { backendtest.Run(t, testTLSDialRefusedThenClosed) }
+
+func testTLSDialRefusedThenClosed(t *testing.T) {
+	p := tlstest.Get()
+	for _, r := range etRefusals {
+		t.Run(r.name, func(t *testing.T) {
+			cfg := p.ServerConfig()
+			r.server(cfg)
+			ln := etGoEchoServer(t, cfg) // closes each conn once its handshake fails
+			e := etStart(t, etNewHandler(), engine.Options{})
+			ccfg := p.ClientConfig()
+			r.client(ccfg)
+			wrong := 0
+			for i := range etRefusalRounds {
+				_, err := e.DialTLS("tcp", ln.Addr().String(), ccfg)
+				if err == nil {
+					t.Fatalf("round %d: DialTLS succeeded", i)
+				}
+				if !strings.Contains(err.Error(), "remote error") {
+					if wrong == 0 {
+						t.Errorf("round %d: DialTLS: %v, want the server's alert", i, err)
+					}
+					wrong++
+				}
+			}
+			if wrong > 0 {
+				t.Errorf("DialTLS without the alert in %d of %d rounds", wrong, etRefusalRounds)
+			}
+		})
 	}
 }
