@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,7 +172,7 @@ func TestTLSDialOpenSSLServerKeyUpdate(t *testing.T) {
 			t.Errorf("s_server: %v\n%s", err, p)
 		}
 		updates := osslKeyUpdates(p.out.String())
-		if want := []string{">>> 1", "<<< 0", ">>> 0"}; !equalStrings(updates, want) {
+		if want := []string{">>> 1", "<<< 0", ">>> 0"}; !slices.Equal(updates, want) {
 			t.Errorf("KeyUpdates in s_server's trace: %q, want %q (the client answers K, not k)", updates, want)
 		}
 	})

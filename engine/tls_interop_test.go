@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -263,9 +264,10 @@ func TestTLSOpenSSLClientKeyUpdate(t *testing.T) {
 		etOpened(t, h)
 		p.send(t, "before any update\n")
 		p.expect(t, p.out, "before any update\n")
+		keyUpdate := regexp.MustCompile("KEYUPDATE") // on stderr, unbuffered
 		for i, cmd := range []string{"K", "k"} {
 			p.send(t, cmd+"\n")
-			p.expectCount(t, p.errOut, regexp.MustCompile("KEYUPDATE"), i+1)
+			p.expectCount(t, p.errOut, keyUpdate, i+1)
 			line := "after " + cmd + "\n"
 			p.send(t, line)
 			p.expect(t, p.out, line)
@@ -278,13 +280,11 @@ func TestTLSOpenSSLClientKeyUpdate(t *testing.T) {
 			t.Errorf("s_client: %v\n%s", err, p)
 		}
 		got := osslKeyUpdates(p.out.String())
-		if want := []string{">>> 1", "<<< 0", ">>> 0"}; !equalStrings(got, want) {
+		if want := []string{">>> 1", "<<< 0", ">>> 0"}; !slices.Equal(got, want) {
 			t.Errorf("KeyUpdates in s_client's trace: %q, want %q (the server answers K, not k)", got, want)
 		}
 	})
 }
-
-func equalStrings(a, b []string) bool { return strings.Join(a, "\n") == strings.Join(b, "\n") }
 
 // TestTLSOpenSSLClientRefused: handshakes the server must refuse, with
 // the reason in OnClose and no OnOpen; s_client fails.
