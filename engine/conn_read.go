@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"io"
+
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
 )
@@ -236,6 +238,13 @@ func (c *Conn) act(a Action) bool {
 // queued is still written, then the connection closes with io.EOF.
 func (c *Conn) peerClosed() {
 	c.eof = true
+	if c.tls != nil && c.tls.handshaking() {
+		// A worker has the handshake: it reads the end of the stream
+		// after the bytes before it, and its result closes c with
+		// crypto/tls's reason (a refusal it sent, say), not a bare EOF.
+		c.tls.tr.CloseWith(io.ErrUnexpectedEOF)
+		return
+	}
 	c.closeGracefully(c.eofError())
 }
 

@@ -39,7 +39,8 @@ type tlsState struct {
 	tr *tlsrec.Transport
 	hs *handshake // nil once the handshake is over
 
-	est atomic.Bool // the handshake succeeded: close_notify may be sent
+	est  atomic.Bool // the handshake succeeded: close_notify may be sent
+	dead atomic.Bool // the connection closed: a queued handshake is skipped
 
 	// Loop-owned.
 	done  bool   // handshake over: records are read on the loop

@@ -84,7 +84,14 @@ func (c *Conn) handshakeDone(err error) {
 	}
 	c.open()
 	hs.report(nil)
+	if c.eof && !c.closed && !c.closing {
+		c.peerClosed() // the stream ended during the handshake, after its last record
+	}
 }
+
+// handshaking reports whether a worker has c's handshake (queued or
+// running). Loop goroutine.
+func (t *tlsState) handshaking() bool { return t.hs != nil && t.hs.queued }
 
 // report tells DialTLS how the handshake ended.
 func (hs *handshake) report(err error) {
@@ -143,7 +150,7 @@ func (p *handshakePool) work() {
 		p.queue[0] = nil
 		p.queue = p.queue[1:]
 		p.mu.Unlock()
-		if c.tls.tr.Closed() {
+		if c.tls.dead.Load() {
 			continue // timed out, or closed, while it waited: no work for a dead conn
 		}
 		err := c.tls.tc.Handshake()

@@ -41,6 +41,7 @@ func (c *Conn) closeNotify() {
 // with err: a handshake still waiting for input stops, and DialTLS
 // learns why. Loop goroutine.
 func (t *tlsState) closed(err error) {
+	t.dead.Store(true)
 	t.tr.CloseWith(io.ErrUnexpectedEOF)
 	t.plain = nil
 	if hs := t.hs; hs != nil {

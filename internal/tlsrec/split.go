@@ -15,7 +15,7 @@ const fragment = 512
 // is not a handshake record (a ChangeCipherSpec, application data or an
 // alert) and passes the rest through as it is.
 type splitter struct {
-	done     bool    // passing bytes through
+	done     bool // passing bytes through
 	hdr      [HeaderLen]byte
 	hdrN     int // header bytes collected
 	bodyLeft int // bytes of the current record still to come

@@ -204,10 +204,3 @@ func (t *Transport) Ready() bool {
 
 // recordTypeHandshake is the content type of handshake records.
 const recordTypeHandshake = 22
-
-// Closed reports whether Close was called.
-func (t *Transport) Closed() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.err != nil
-}
