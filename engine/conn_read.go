@@ -76,7 +76,7 @@ func (c *Conn) open() {
 
 // startRead submits a receive unless one is in flight or reading stopped.
 func (c *Conn) startRead() {
-	if c.reading || c.paused || c.eof || c.closing || c.closed || c.lp.dead {
+	if c.reading || c.paused || c.eof || c.closing || c.closed || c.lp.dead || (c.tls != nil && c.tls.hold) {
 		return
 	}
 	c.reading = true

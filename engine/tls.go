@@ -44,6 +44,7 @@ type tlsState struct {
 
 	// Loop-owned.
 	done  bool   // handshake over: records are read on the loop
+	hold  bool   // handshake input full: reading waits for its end
 	plain []byte // plaintext OnData left unconsumed
 
 	wmu sync.Mutex // keeps a Writev's records together

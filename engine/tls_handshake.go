@@ -8,11 +8,12 @@ import (
 	"github.com/galeio/gale/internal/tlsrec"
 )
 
-// maxHandshakeInput bounds what a connection may send during its
-// handshake before the handshake reads it: the largest handshake message
-// crypto/tls accepts (a certificate chain, 256 KiB) and a record's
-// framing. A peer that sends more, or sends it faster than a busy pool
-// takes it, is closed.
+// maxHandshakeInput bounds what a connection's handshake holds unread:
+// the largest handshake message crypto/tls accepts (a certificate chain,
+// 256 KiB) and a record's framing. Past it the loop stops reading the
+// connection until the handshake ends (a client may stream data right
+// after its Finished, before a busy pool has read it), or closes it if
+// no worker has its handshake yet (its first record never came whole).
 const maxHandshakeInput = 256<<10 + tlsrec.HeaderLen + tlsrec.MaxCiphertext
 
 // beginHandshake starts c's handshake once c is attached: the timeout,
@@ -36,8 +37,11 @@ func (c *Conn) beginHandshake(l *loop.Loop) {
 func (c *Conn) feedHandshake(data []byte) {
 	t := c.tls
 	if len(data) > 0 && t.tr.Feed(data) > maxHandshakeInput {
-		c.fail(c.opError("read", fmt.Errorf("tls handshake: more than %d bytes buffered", maxHandshakeInput)))
-		return
+		if !t.hs.queued {
+			c.fail(c.opError("read", fmt.Errorf("tls handshake: more than %d bytes buffered", maxHandshakeInput)))
+			return
+		}
+		t.hold = true // startRead waits for the handshake's end
 	}
 	if !t.hs.queued && t.tr.Ready() {
 		c.queueHandshake()
@@ -77,7 +81,7 @@ func (c *Conn) handshakeDone(err error) {
 	// What arrived after the peer's last handshake record waits for the
 	// record layer, ahead of what the loop receives next.
 	c.inbuf = append(c.inbuf, c.tls.tr.EndHandshake()...)
-	c.tls.done, c.tls.hs = true, nil
+	c.tls.done, c.tls.hs, c.tls.hold = true, nil, false
 	c.tls.est.Store(true)
 	if c.closing {
 		return

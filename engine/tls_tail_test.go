@@ -151,3 +151,18 @@ func greet(ln net.Listener, greeting []byte) error {
 	}
 	return hc.flush()
 }
+
+// TestTLSStreamRightAfterHandshake: a client that streams megabytes right
+// after its Finished, before the server's handshake worker has read it,
+// is held back by TCP (the loop stops reading past the handshake's input
+// cap) and served once the handshake ends, not closed.
+func TestTLSStreamRightAfterHandshake(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) {
+		h := etEchoHandler()
+		_, a := etServeTLS(t, h, engine.Options{HandshakeWorkers: 1}, nil)
+		ccfg := tlstest.Get().ClientConfig()
+		ccfg.MinVersion = tls.VersionTLS13 // the client's handshake ends before the server's
+		c := etDialTLS(t, a, ccfg)
+		etEchoCheck(t, c, bytes.Repeat([]byte("s"), 4<<20))
+	})
+}
