@@ -159,7 +159,10 @@ func greet(ln net.Listener, greeting []byte) error {
 func TestTLSStreamRightAfterHandshake(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) {
 		h := etEchoHandler()
-		_, a := etServeTLS(t, h, engine.Options{HandshakeWorkers: 1}, nil)
+		cfg := tlstest.Get().ServerConfig()
+		// The server's handshake lingers after the client's has ended.
+		cfg.VerifyConnection = func(tls.ConnectionState) error { time.Sleep(200 * time.Millisecond); return nil }
+		_, a := etServeTLS(t, h, engine.Options{}, cfg)
 		ccfg := tlstest.Get().ClientConfig()
 		ccfg.MinVersion = tls.VersionTLS13 // the client's handshake ends before the server's
 		c := etDialTLS(t, a, ccfg)
