@@ -40,6 +40,9 @@ var policy = map[string][]string{
 	// bench module: a program in all but name, it runs gale's public APIs
 	// as echo servers.
 	"internal/benchrun": {"aio", "engine", "netconn", "internal/procfs"},
+	// tlstest makes test certificates: the standard library alone; for
+	// tests.
+	"internal/tlstest": {},
 	// procfs reads processes' CPU, memory and descriptors from /proc for
 	// the measuring programs: the standard library alone.
 	"internal/procfs": {},
@@ -54,9 +57,13 @@ var policy = map[string][]string{
 	// Event loops: connections, timers, tasks, buffers.
 	"internal/loop": {"internal/poller", "internal/sock"},
 
+	// tlsrec lets a loop drive a standard tls.Conn (engine's TLS): the
+	// standard library alone.
+	"internal/tlsrec": {},
+
 	// The two public APIs on the loops.
 	"aio":    {"internal/loop", "internal/sock"},
-	"engine": {"internal/loop", "internal/sock"},
+	"engine": {"internal/loop", "internal/sock", "internal/tlsrec"},
 
 	// Later: net.Conn and net.Listener drop-ins, then protocols.
 	"netconn":   {"engine", "internal/loop", "internal/sock"},
