@@ -37,9 +37,11 @@ func patternAt(off int64, n int) []byte {
 // second goroutine reads the echo back and checks every byte. At the end
 // the writer reports how much it sent and the reader reads until it has
 // all of it back. The connection is not half-closed: several peers treat
-// a FIN as a full close and drop the echo still to be written.
-func stream(ch *Child, _ Case, o Options) (result, error) {
-	c, err := net.Dial("tcp", ch.Addr())
+// a FIN as a full close and drop the echo still to be written. Over TLS
+// (tls-stream) the writes and reads are crypto/tls's, on the same
+// connection at once.
+func stream(ch *Child, cs Case, o Options) (result, error) {
+	c, err := dialerFor(cs)(ch.Addr())
 	if err != nil {
 		return result{}, err
 	}

@@ -39,9 +39,10 @@ var policy = map[string][]string{
 	// benchrun is galebench's machinery, shared by cmd/galebench and the
 	// bench module: a program in all but name, it runs gale's public APIs
 	// as echo servers.
-	"internal/benchrun": {"aio", "engine", "netconn", "internal/procfs"},
+	// tlstest gives its TLS servers and clients their certificates.
+	"internal/benchrun": {"aio", "engine", "netconn", "internal/procfs", "internal/tlstest"},
 	// tlstest makes test certificates: the standard library alone; for
-	// tests.
+	// tests and benchmarks (benchrun's TLS servers).
 	"internal/tlstest": {},
 	// procfs reads processes' CPU, memory and descriptors from /proc for
 	// the measuring programs: the standard library alone.
