@@ -6,6 +6,7 @@ require (
 	github.com/brickingsoft/rio v1.6.15
 	github.com/cloudwego/netpoll v0.7.2
 	github.com/galeio/gale v0.0.0
+	github.com/lesismal/llib v1.2.4
 	github.com/lesismal/nbio v1.6.12
 	github.com/panjf2000/gnet/v2 v2.10.0
 	github.com/tidwall/evio v1.0.8
@@ -21,6 +22,7 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sync v0.11.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

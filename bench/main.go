@@ -16,26 +16,39 @@
 //	cd bench && go run .                    # the full suite, every server
 //	go run . -out ../docs/bench             # also write results, report and charts
 //	go run . -servers engine,gnet,cepoll -d 2s -reps 3
+//	go run . -scenarios tls -idle 10000     # the TLS servers: engine-tls, std-tls, nbio-tls
 //	go run . -h                             # every flag
 //
 // cepoll and curing need a C compiler (cc); without one their runs are
 // recorded as failed and the others go on.
+//
+// The TLS scenarios (-scenarios tls) compare gale's engine-tls and
+// std-tls, from benchrun, with nbio-tls, nbio's TLS echo (nbio_tls.go).
 package main
 
-import "github.com/galeio/gale/internal/benchrun"
+import (
+	"slices"
+
+	"github.com/galeio/gale/internal/benchrun"
+)
 
 // peers are the other libraries' servers and the C references.
 var peers = []benchrun.Server{cepoll, curing, gaioServer, evioServer, gnetServer, nbioServer, netpollServer, rioServer}
+
+// tlsPeers are the other libraries' TLS servers, beside benchrun's
+// engine-tls and std-tls; they run the tls- scenarios alone.
+var tlsPeers = []benchrun.Server{nbioTLSServer}
 
 // config is the suite as this command runs it: every server, the full
 // suite by default.
 func config() benchrun.Config {
 	return benchrun.Config{
-		Command: "bench",
-		Servers: append(benchrun.GaleServers(), peers...),
-		Default: []string{"stdnet", "cepoll", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring"},
-		Full:    true,
-		Usage:   "bench: gale's echo servers against its peers' (gaio, gnet, nbio, evio, netpoll, rio) and C epoll and io_uring references, on loopback. Flags:",
+		Command:    "bench",
+		Servers:    slices.Concat(benchrun.GaleServers(), peers, benchrun.TLSServers(), tlsPeers),
+		Default:    []string{"stdnet", "cepoll", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring"},
+		DefaultTLS: []string{"std-tls", "nbio-tls", "engine-tls"},
+		Full:       true,
+		Usage:      "bench: gale's echo servers against its peers' (gaio, gnet, nbio, evio, netpoll, rio) and C epoll and io_uring references, on loopback. Flags:",
 	}
 }
 

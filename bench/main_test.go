@@ -49,7 +49,7 @@ func knownFailure(server, msg string) bool {
 // briefly: each echoed byte is verified, so a broken server fails here
 // rather than in a long run. The only failures allowed are startFails.
 func TestSuiteSmoke(t *testing.T) {
-	cases, err := benchrun.ParseCases("stream,pingpong,conns,idle", "8x4,4x1024", "50", "50")
+	cases, err := benchrun.ParseCases("stream,pingpong,conns,idle", benchrun.Lists{Pingpong: "8x4,4x1024", Conns: "50", Idle: "50"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,4 +98,35 @@ func knownRunFailure(err error) bool {
 		}
 	}
 	return false
+}
+
+// TestTLSSmoke runs every TLS scenario against the TLS peers and
+// std-tls, briefly.
+func TestTLSSmoke(t *testing.T) {
+	cases, err := benchrun.ParseCases("tls", benchrun.Lists{TLSPingpong: "4x1024", Handshake: "4", Idle: "50"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := []string{"std-tls"}
+	for _, p := range tlsPeers {
+		servers = append(servers, p.Name)
+	}
+	dir := t.TempDir()
+	o := benchrun.Options{Duration: 300 * time.Millisecond, Reps: 1, Servers: servers, Cases: cases,
+		Out: dir, Command: "bench.test"}
+	if err := benchrun.Run(config().Servers, o); err != nil {
+		t.Errorf("Run = %v", err)
+	}
+	_, recs, err := benchrun.ReadResults(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(cases) * len(servers); len(recs) != want {
+		t.Errorf("results.jsonl holds %d records, want %d", len(recs), want)
+	}
+	for _, r := range recs {
+		if r.Err != "" || r.Value <= 0 || r.Msgs <= 0 || r.TLS == "" {
+			t.Errorf("%s on %s: %+v, want a positive figure, the TLS choices and no error", r.Case.Key(), r.Server, r)
+		}
+	}
 }

@@ -11,11 +11,16 @@
 //	go run ./cmd/galebench                  # the short suite, about a minute
 //	go run ./cmd/galebench -full -out docs/bench/gale   # every case, ~15 min
 //	go run ./cmd/galebench -servers engine,stdnet -scenarios pingpong -pingpong 1000x1024
+//	go run ./cmd/galebench -scenarios tls -idle 10000   # the TLS comparison
 //
 // Servers: aio (a Watcher), engine (package engine's reactor, default
 // Options) and stdnet (a goroutine per connection). The peers (gaio, gnet,
 // nbio, evio, netpoll and a C epoll reference) are in the bench module:
 // cd bench && go run . (see docs/bench/README.md).
+//
+// TLS servers, which run the tls- scenarios alone: engine-tls (the engine
+// server on Engine.ListenTLS) and std-tls (stdnet's code over crypto/tls),
+// with the same certificate; bench adds nbio-tls.
 //
 // Scenarios:
 //
@@ -25,6 +30,15 @@
 //	conns     N conns each echo 1 KiB per round (ms per round); -conns 1000,8192
 //	idle      N conns each echo 1 byte, then stay open: the server's
 //	          resident memory growth per connection (bytes); -idle 10000
+//
+// TLS scenarios (-scenarios tls for all four), with crypto/tls clients at
+// its defaults (TLS 1.3) that resume no session:
+//
+//	tls-stream     stream over one TLS conn (MB/s)
+//	tls-pingpong   pingpong over TLS; -tls-pingpong 50x1024
+//	tls-handshake  N clients each loop: dial, full handshake, 64 B echo,
+//	               close (handshakes/s); -tls-handshake 16
+//	tls-idle       idle over TLS, each conn handshaken; -idle 10000
 //
 // Every run records the server's CPU seconds and peak RSS and the load
 // generator's CPU; -out DIR writes them as JSON lines with a Markdown
@@ -55,9 +69,10 @@ func main() {
 		os.Exit(soak.Main("galebench soak", benchrun.GaleServers(), os.Args[2:]))
 	}
 	benchrun.Main(benchrun.Config{
-		Command: "galebench",
-		Servers: benchrun.GaleServers(),
-		Default: []string{"aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring", "stdnet"},
-		Usage:   "galebench: gale's echo servers against std net's on loopback. Flags:",
+		Command:    "galebench",
+		Servers:    append(benchrun.GaleServers(), benchrun.TLSServers()...),
+		Default:    []string{"aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring", "stdnet"},
+		DefaultTLS: []string{"engine-tls", "std-tls"},
+		Usage:      "galebench: gale's echo servers against std net's on loopback. Flags:",
 	})
 }

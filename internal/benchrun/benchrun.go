@@ -11,6 +11,13 @@
 // -serve NAME), so its CPU time and memory are the server's alone, read
 // from /proc. The load generator is a goroutine per connection over
 // package net.
+//
+// The TLS scenarios (tls-stream, tls-pingpong, tls-handshake, tls-idle)
+// run against the TLS servers (Server.ServeTLS) alone, which run nothing
+// else. Every TLS server uses the same ECDSA P-256 certificate, from
+// internal/tlstest, written to a temporary directory the children read;
+// the clients are crypto/tls's with its default settings, trusting that
+// certificate's authority and keeping no sessions to resume.
 package benchrun
 
 import (
@@ -30,6 +37,11 @@ type Server struct {
 	// with the address it accepts on once connections may be dialed, and
 	// returns only on failure. It runs in the child process.
 	Serve func(ln net.Listener, ready func(net.Addr)) error
+	// ServeTLS, set in place of Serve, makes a TLS server: it echoes as
+	// Serve does, but over TLS with the key pair kp, the same for every
+	// server. A TLS server runs the tls- scenarios alone, which no plain
+	// server runs.
+	ServeTLS func(ln net.Listener, kp KeyPair, ready func(net.Addr)) error
 	// Gale marks gale's own servers: the profiling flags apply to them.
 	Gale bool
 	// Backend is the gale backend the server runs on, "epoll" or
@@ -39,12 +51,16 @@ type Server struct {
 	Note string
 }
 
+// TLS reports whether s is a TLS server.
+func (s Server) TLS() bool { return s.ServeTLS != nil }
+
 // Config is what a command adds to the suite.
 type Config struct {
 	Command string   // the command's name in messages, such as "galebench"
 	Servers []Server // every server the command can start
-	// Default lists the servers to compare when -servers is not given.
-	Default []string
+	// Default lists the servers to compare when -servers is not given;
+	// DefaultTLS those added when a TLS scenario is chosen.
+	Default, DefaultTLS []string
 	// Full makes the full suite the default (else the short one).
 	Full bool
 	// Usage is printed before the flags by -h.
@@ -59,6 +75,9 @@ func Main(cfg Config) {
 	pin := fs.Int("pin-cpu", -1, "pin this process to one CPU (internal, for -serve)")
 	prof := fs.String("cpuprofile", "", "write each gale server's CPU profile to FILE, with server and case in its name")
 	mprof := fs.String("memprofile", "", "write each gale server's heap profile to FILE, with server and case in its name")
+	var tlsFiles keyFiles
+	fs.StringVar(&tlsFiles.cert, "tls-cert", "", "a TLS server's certificate, PEM (internal, for -serve)")
+	fs.StringVar(&tlsFiles.key, "tls-key", "", "a TLS server's private key, PEM (internal, for -serve)")
 	c := bindFlags(fs, cfg)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), cfg.Usage)
@@ -66,7 +85,7 @@ func Main(cfg Config) {
 	}
 	fs.Parse(os.Args[1:])
 	if *serve != "" {
-		if err := runChild(cfg.Servers, *serve, childOptions{cpu: *pin, cpuProfile: *prof, memProfile: *mprof}); err != nil {
+		if err := runChild(cfg.Servers, *serve, childOptions{cpu: *pin, cpuProfile: *prof, memProfile: *mprof, tls: tlsFiles}); err != nil {
 			fmt.Fprintf(os.Stderr, "%s server: %v\n", cfg.Command, err)
 			os.Exit(1)
 		}

@@ -1,59 +1,95 @@
 package benchrun
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Case is one scenario at one size: what a row of the report measures.
 type Case struct {
-	Scenario string `json:"scenario"` // stream, pingpong, conns or idle
-	Conns    int    `json:"conns"`    // connections
-	Size     int    `json:"size"`     // bytes per message (write, for stream)
+	// Scenario is stream, pingpong, conns or idle, or one of the TLS
+	// scenarios: tls-stream, tls-pingpong, tls-handshake, tls-idle.
+	Scenario string `json:"scenario"`
+	Conns    int    `json:"conns"` // connections (concurrent clients, for tls-handshake)
+	Size     int    `json:"size"`  // bytes per message (write, for stream)
 }
 
 const (
-	streamChunk = 64 << 10 // stream's write size
-	connsSize   = 1 << 10  // conns' message size
+	streamChunk   = 64 << 10 // stream's write size
+	connsSize     = 1 << 10  // conns' message size
+	handshakeSize = 64       // tls-handshake's echo per connection
 )
 
+// tlsPrefix starts the names of the TLS scenarios, which run only
+// against TLS servers, as the others run only against plain ones.
+const tlsPrefix = "tls-"
+
+// TLS reports whether c is a TLS case: its server speaks TLS and its
+// clients are crypto/tls's.
+func (c Case) TLS() bool { return strings.HasPrefix(c.Scenario, tlsPrefix) }
+
+// base is the scenario without its tls- prefix: the plain scenario a TLS
+// one repeats over TLS, or handshake.
+func (c Case) base() string { return strings.TrimPrefix(c.Scenario, tlsPrefix) }
+
+// Reference is the server every ratio of the case is taken against:
+// std net's echo, over crypto/tls for a TLS case.
+func (c Case) Reference() string {
+	if c.TLS() {
+		return "std-tls"
+	}
+	return "stdnet"
+}
+
 // Key names the case in file names and JSON: stream, pingpong-50x4,
-// conns-8192, idle-10000.
+// conns-8192, idle-10000, tls-pingpong-50x1024, tls-handshake-16.
 func (c Case) Key() string {
-	switch c.Scenario {
+	switch c.base() {
 	case "stream":
-		return "stream"
+		return c.Scenario
 	case "pingpong":
-		return fmt.Sprintf("pingpong-%dx%d", c.Conns, c.Size)
+		return fmt.Sprintf("%s-%dx%d", c.Scenario, c.Conns, c.Size)
 	}
 	return fmt.Sprintf("%s-%d", c.Scenario, c.Conns)
 }
 
 // Title describes the case for people.
 func (c Case) Title() string {
-	switch c.Scenario {
+	conn := "conn"
+	if c.TLS() {
+		conn = "TLS conn"
+	}
+	conns := conn + "s"
+	switch c.base() {
 	case "stream":
-		return "stream: 1 conn, 64 KiB writes echoed"
+		return fmt.Sprintf("%s: 1 %s, 64 KiB writes echoed", c.Scenario, conn)
 	case "pingpong":
-		return fmt.Sprintf("pingpong: %s conns × %s, closed loop", count(c.Conns), size(c.Size))
+		return fmt.Sprintf("%s: %s %s × %s, closed loop", c.Scenario, count(c.Conns), conns, size(c.Size))
 	case "conns":
 		return fmt.Sprintf("conns: %s conns each echo 1 KiB per round", count(c.Conns))
+	case "handshake":
+		return fmt.Sprintf("%s: %s clients, each a new conn per full handshake and %s echo", c.Scenario, count(c.Conns), size(c.Size))
 	}
-	return fmt.Sprintf("idle: %s idle conns", count(c.Conns))
+	return fmt.Sprintf("%s: %s idle %s", c.Scenario, count(c.Conns), conns)
 }
 
 // Unit is the unit of the case's headline figure.
 func (c Case) Unit() string {
-	switch c.Scenario {
+	switch c.base() {
 	case "stream":
 		return "MB/s"
 	case "pingpong":
 		return "msg/s"
 	case "conns":
 		return "ms/round"
+	case "handshake":
+		return "handshakes/s"
 	}
 	return "B/conn"
 }
 
 // LowerIsBetter reports whether smaller headline figures are better.
-func (c Case) LowerIsBetter() bool { return c.Scenario == "conns" || c.Scenario == "idle" }
+func (c Case) LowerIsBetter() bool { return c.base() == "conns" || c.base() == "idle" }
 
 // count writes n with thousands separators: 19,000.
 func count(n int) string {

@@ -14,7 +14,7 @@ import (
 // back. The figure is the mean time per round; a message is one
 // connection's echo.
 func manyConns(ch *Child, c Case, o Options) (result, error) {
-	conns, err := dialAll(ch.Addr(), c.Conns)
+	conns, err := dialAll(dialTCP, ch.Addr(), c.Conns)
 	if err != nil {
 		return result{}, err
 	}
@@ -65,10 +65,11 @@ func echoOnce(c net.Conn, size int, seed byte) error {
 	return nil
 }
 
-func dialAll(addr string, n int) ([]net.Conn, error) {
+// dialAll opens n connections to addr, one after the other.
+func dialAll(dial dialFunc, addr string, n int) ([]net.Conn, error) {
 	conns := make([]net.Conn, 0, n)
 	for range n {
-		c, err := net.Dial("tcp", addr)
+		c, err := dial(addr)
 		if err != nil {
 			closeAll(conns)
 			return nil, fmt.Errorf("dial %d of %d: %w", len(conns)+1, n, err)

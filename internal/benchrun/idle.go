@@ -14,9 +14,11 @@ import (
 // server's resident memory, opens c.Conns connections that each echo one
 // byte (so the server has set up everything it keeps per connection) and
 // then stay open, waits for the server to settle, and reads the memory
-// again. The figure is the growth divided by the connections.
+// again. The figure is the growth divided by the connections. In
+// tls-idle each connection completes its handshake before its echo.
 func idle(ch *Child, c Case, _ Options) (result, error) {
-	warm, err := dialAll(ch.Addr(), 1)
+	dial := dialerFor(c)
+	warm, err := dialAll(dial, ch.Addr(), 1)
 	if err != nil {
 		return result{}, err
 	}
@@ -29,7 +31,7 @@ func idle(ch *Child, c Case, _ Options) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	conns, err := dialEcho(ch.Addr(), c.Conns)
+	conns, err := dialEcho(dial, ch.Addr(), c.Conns)
 	defer closeAll(conns)
 	if err != nil {
 		return result{}, err
@@ -52,7 +54,7 @@ func idle(ch *Child, c Case, _ Options) (result, error) {
 func settle() { time.Sleep(500 * time.Millisecond) }
 
 // dialEcho opens n connections, 64 at a time, and has each echo one byte.
-func dialEcho(addr string, n int) ([]net.Conn, error) {
+func dialEcho(dial dialFunc, addr string, n int) ([]net.Conn, error) {
 	conns := make([]net.Conn, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -62,7 +64,7 @@ func dialEcho(addr string, n int) ([]net.Conn, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				c, err := net.Dial("tcp", addr)
+				c, err := dial(addr)
 				if err != nil {
 					errs[i] = fmt.Errorf("dial %d of %d: %w", i+1, n, err)
 					continue

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 // rather than in a long benchmark run. It writes the results, the report
 // and the charts, and re-renders them from the results.
 func TestSuiteSmoke(t *testing.T) {
-	cases, err := ParseCases("stream,pingpong,conns,idle", "8x4,4x1024", "20,50", "20,50")
+	cases, err := ParseCases("stream,pingpong,conns,idle", Lists{Pingpong: "8x4,4x1024", Conns: "20,50", Idle: "20,50"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +52,42 @@ func TestSuiteSmoke(t *testing.T) {
 	}
 }
 
+// TestTLSSmoke runs every TLS scenario against the TLS servers, briefly,
+// with the charts of two tls-idle counts, and checks that the handshakes
+// were counted as full ones with their latency.
+func TestTLSSmoke(t *testing.T) {
+	cases, err := ParseCases("tls", Lists{TLSPingpong: "4x1024", Handshake: "4", Idle: "20,50"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	o := Options{Duration: 300 * time.Millisecond, Reps: 1, Servers: []string{"engine-tls", "std-tls"},
+		Cases: cases, Out: dir, Command: "benchrun.test"}
+	if err := Run(testServers(), o); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	_, recs, err := ReadResults(dir + "/results.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 5 * 2; len(recs) != want {
+		t.Errorf("results.jsonl holds %d records, want %d", len(recs), want)
+	}
+	for _, r := range recs {
+		if r.Err != "" || r.Value <= 0 || r.Msgs <= 0 {
+			t.Errorf("record %+v: want a positive figure and no error", r)
+		}
+		if r.Case.Scenario == "tls-handshake" && r.P50 <= 0 {
+			t.Errorf("tls-handshake on %s: p50 = %v, want the connections' latency", r.Server, r.P50)
+		}
+	}
+	for _, f := range []string{"report.md", "tls-idle-scaling.svg", "tls-handshake-4.svg"} {
+		if _, err := os.Stat(dir + "/" + f); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+}
+
 // testServers adds to gale's a broken server: it closes every connection
 // it accepts.
 func testServers() []Server {
@@ -65,7 +101,7 @@ func testServers() []Server {
 			c.Close()
 		}
 	}}
-	return append(GaleServers(), closer)
+	return append(append(GaleServers(), TLSServers()...), closer)
 }
 
 // TestFailureRecorded checks that a server which cannot serve a case is
@@ -104,11 +140,24 @@ func TestBadNames(t *testing.T) {
 	if err := Run(GaleServers(), o); err == nil {
 		t.Error("Run with an unknown server = nil, want an error")
 	}
-	for _, args := range [][4]string{
-		{"nosuch", "", "", ""}, {"pingpong", "50", "", ""}, {"conns", "", "x", ""}, {"", "", "", ""},
+	for _, tc := range []struct {
+		scenarios string
+		l         Lists
+	}{
+		{"nosuch", Lists{}}, {"pingpong", Lists{Pingpong: "50"}}, {"conns", Lists{Conns: "x"}}, {"", Lists{}},
+		{"tls-pingpong", Lists{TLSPingpong: "0x4"}}, {"tls-handshake", Lists{Handshake: "-1"}},
 	} {
-		if _, err := ParseCases(args[0], args[1], args[2], args[3]); err == nil {
-			t.Errorf("ParseCases(%q) = nil error, want one", args)
+		if _, err := ParseCases(tc.scenarios, tc.l); err == nil {
+			t.Errorf("ParseCases(%q, %+v) = nil error, want one", tc.scenarios, tc.l)
+		}
+	}
+	// A TLS scenario needs a TLS server, and a TLS server a TLS scenario.
+	for _, tc := range []struct {
+		server, scenario string
+	}{{"engine", "tls-stream"}, {"engine-tls", "stream"}} {
+		o := Options{Duration: time.Millisecond, Reps: 1, Servers: []string{tc.server}, Cases: []Case{{Scenario: tc.scenario}}}
+		if err := Run(testServers(), o); err == nil || !strings.Contains(err.Error(), tc.server) && !strings.Contains(err.Error(), tc.scenario) {
+			t.Errorf("Run(%s on %s) = %v, want an error naming the mismatch", tc.scenario, tc.server, err)
 		}
 	}
 }

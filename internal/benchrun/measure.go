@@ -18,14 +18,19 @@ type result struct {
 	serverRSS int64         // the server's peak resident set, bytes
 	syscalls  int64         // the server's system calls, when counted
 	lat       *histogram    // per-message latency, when measured
+	tls       string        // what a TLS server's handshake chose
 }
 
 // scenarios drive the server ch for case c.
 var scenarios = map[string]func(ch *Child, c Case, o Options) (result, error){
-	"stream":   stream,
-	"pingpong": pingpong,
-	"conns":    manyConns,
-	"idle":     idle,
+	"stream":        stream,
+	"pingpong":      pingpong,
+	"conns":         manyConns,
+	"idle":          idle,
+	"tls-stream":    stream,
+	"tls-pingpong":  pingpong,
+	"tls-handshake": handshakes,
+	"tls-idle":      idle,
 }
 
 // measure starts server s, drives it through case c and returns the
@@ -42,6 +47,7 @@ func measure(s Server, c Case, o Options) Record {
 	rec.Seconds = r.elapsed.Seconds()
 	rec.ServerCPU, rec.ClientCPU = r.serverCPU.Seconds(), r.clientCPU.Seconds()
 	rec.PeakRSS, rec.Syscalls = r.serverRSS, r.syscalls
+	rec.TLS = r.tls
 	if r.lat != nil {
 		rec.P50, rec.P99, rec.P999 = r.lat.quantile(0.50), r.lat.quantile(0.99), r.lat.quantile(0.999)
 	}
@@ -52,6 +58,14 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 	ch, err := startServer(s, c, o)
 	if err != nil {
 		return result{}, err
+	}
+	var params string
+	if c.TLS() {
+		// Before the measurement, which this connection stays out of.
+		if params, err = probeTLS(ch.Addr()); err != nil {
+			ch.Stop()
+			return result{}, err
+		}
 	}
 	cpu0, err := procfs.CPU(ch.PID())
 	if err != nil {
@@ -85,5 +99,6 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 	r.serverCPU = cpu1 - cpu0
 	r.clientCPU = procfs.SelfCPU() - self0
 	r.serverRSS = rss
+	r.tls = params
 	return r, nil
 }

@@ -29,25 +29,42 @@ type Options struct {
 	Out      string
 	Progress io.Writer // live progress line; nil for none
 	Command  string    // the command line, for the report
+
+	tls keyFiles // the TLS servers' certificate and key, set by Run
 }
 
 // The suites. The short one is galebench's default (about a minute); the
 // full one is what BASELINE.md measures, at several connection counts.
+// Neither runs the TLS scenarios unless -scenarios names them.
 var (
-	shortSuite = suite{scenarios: "stream,pingpong,conns", pingpong: "50x4", conns: "1000", idle: "10000", d: 2 * time.Second, reps: 3}
-	fullSuite  = suite{scenarios: "stream,pingpong,conns,idle", pingpong: "50x4,1000x1024", conns: "1000,8192,19000", idle: "1000,10000,19000", d: 4 * time.Second, reps: 5}
+	shortSuite = suite{
+		scenarios: "stream,pingpong,conns",
+		lists:     Lists{Pingpong: "50x4", Conns: "1000", Idle: "10000", TLSPingpong: "50x1024", Handshake: "16"},
+		d:         2 * time.Second, reps: 3,
+	}
+	fullSuite = suite{
+		scenarios: "stream,pingpong,conns,idle",
+		lists: Lists{Pingpong: "50x4,1000x1024", Conns: "1000,8192,19000", Idle: "1000,10000,19000",
+			TLSPingpong: "50x1024", Handshake: "16"},
+		d: 4 * time.Second, reps: 5,
+	}
 )
 
 type suite struct {
-	scenarios, pingpong, conns, idle string
-	d                                time.Duration
-	reps                             int
+	scenarios string
+	lists     Lists
+	d         time.Duration
+	reps      int
 }
+
+// tlsScenarios are the TLS scenarios, for -scenarios tls.
+const tlsScenarios = "tls-stream,tls-pingpong,tls-handshake,tls-idle"
 
 // flagValues are the flags' raw values, turned into Options by finish.
 type flagValues struct {
-	servers, scenarios, pingpong, conns, idle *string
-	full                                      *bool
+	servers, scenarios *string
+	lists              Lists
+	full               *bool
 }
 
 // cli is the parsed command line: Options and the raw flags behind them.
@@ -55,24 +72,28 @@ type cli struct {
 	o      Options
 	fv     flagValues
 	report bool // -report: only re-render from -out
+	// defaults are the servers compared without -servers, plain and TLS.
+	defaults, defaultsTLS []string
 }
 
 // bindFlags defines the suite's flags on fs.
 func bindFlags(fs *flag.FlagSet, cfg Config) *cli {
-	c := &cli{}
+	c := &cli{defaults: cfg.Default, defaultsTLS: cfg.DefaultTLS}
 	o := &c.o
 	def := shortSuite
 	if cfg.Full {
 		def = fullSuite
 	}
-	c.fv = flagValues{
-		servers:   fs.String("servers", strings.Join(cfg.Default, ","), "servers to compare, comma-separated: "+serverList(cfg.Servers)),
-		scenarios: fs.String("scenarios", def.scenarios, "scenarios to run: stream, pingpong, conns, idle"),
-		pingpong:  fs.String("pingpong", def.pingpong, "pingpong cases, CONNSxBYTES, comma-separated"),
-		conns:     fs.String("conns", def.conns, "connection counts of the conns scenario (each echoes 1 KiB per round)"),
-		idle:      fs.String("idle", def.idle, "connection counts of the idle scenario (at most about 19000: the open-file limit)"),
-		full:      fs.Bool("full", false, "run the full suite: every scenario at every connection count, 5 reps of 4s"),
-	}
+	fv := &c.fv
+	fv.servers = fs.String("servers", "", fmt.Sprintf("servers to compare, comma-separated: %s (default %s; %s for the tls- scenarios)",
+		serverList(cfg.Servers), strings.Join(cfg.Default, ","), strings.Join(cfg.DefaultTLS, ",")))
+	fv.scenarios = fs.String("scenarios", def.scenarios, "scenarios to run: stream, pingpong, conns, idle; tls-stream, tls-pingpong, tls-handshake, tls-idle (tls: all four), which run on the TLS servers alone")
+	fs.StringVar(&fv.lists.Pingpong, "pingpong", def.lists.Pingpong, "pingpong cases, CONNSxBYTES, comma-separated")
+	fs.StringVar(&fv.lists.Conns, "conns", def.lists.Conns, "connection counts of the conns scenario (each echoes 1 KiB per round)")
+	fs.StringVar(&fv.lists.Idle, "idle", def.lists.Idle, "connection counts of the idle and tls-idle scenarios (at most about 19000: the open-file limit)")
+	fs.StringVar(&fv.lists.TLSPingpong, "tls-pingpong", def.lists.TLSPingpong, "tls-pingpong cases, CONNSxBYTES, comma-separated")
+	fs.StringVar(&fv.lists.Handshake, "tls-handshake", def.lists.Handshake, "concurrent clients of the tls-handshake scenario, comma-separated")
+	fv.full = fs.Bool("full", false, "run the full suite: every plain scenario at every connection count, 5 reps of 4s")
 	fs.DurationVar(&o.Duration, "d", def.d, "duration of each measurement")
 	fs.IntVar(&o.Reps, "reps", def.reps, "repetitions, interleaved across servers; medians are reported")
 	fs.BoolVar(&o.Pin, "pin", false, "pin each server to CPU 0 and the load generator to the other CPUs")
@@ -96,9 +117,9 @@ func (c *cli) finish(fs *flag.FlagSet) error {
 			}
 		}
 		pick("scenarios", fv.scenarios, full.scenarios)
-		pick("pingpong", fv.pingpong, full.pingpong)
-		pick("conns", fv.conns, full.conns)
-		pick("idle", fv.idle, full.idle)
+		pick("pingpong", &fv.lists.Pingpong, full.lists.Pingpong)
+		pick("conns", &fv.lists.Conns, full.lists.Conns)
+		pick("idle", &fv.lists.Idle, full.lists.Idle)
 		if !set["d"] {
 			o.Duration = full.d
 		}
@@ -106,49 +127,112 @@ func (c *cli) finish(fs *flag.FlagSet) error {
 			o.Reps = full.reps
 		}
 	}
-	o.Servers = splitList(*fv.servers)
-	cases, err := ParseCases(*fv.scenarios, *fv.pingpong, *fv.conns, *fv.idle)
+	cases, err := ParseCases(*fv.scenarios, fv.lists)
 	o.Cases = cases
+	o.Servers = splitList(*fv.servers)
+	if !set["servers"] {
+		o.Servers = c.defaultServers(cases)
+	}
 	return err
 }
 
-// ParseCases expands scenario names into cases: pingpong once per
-// CONNSxBYTES item, conns and idle once per connection count.
-func ParseCases(scenarios, pingpong, conns, idle string) ([]Case, error) {
+// defaultServers are the servers compared without -servers: the plain
+// defaults if any case is plain, and the TLS ones if any is TLS.
+func (c *cli) defaultServers(cases []Case) []string {
+	var plain, tls bool
+	for _, cs := range cases {
+		plain = plain || !cs.TLS()
+		tls = tls || cs.TLS()
+	}
+	var out []string
+	if plain {
+		out = append(out, c.defaults...)
+	}
+	if tls {
+		out = append(out, c.defaultsTLS...)
+	}
+	return out
+}
+
+// Lists are the comma-separated lists ParseCases expands each scenario
+// with.
+type Lists struct {
+	Pingpong    string // pingpong's cases, CONNSxBYTES
+	Conns       string // conns' connection counts
+	Idle        string // idle's and tls-idle's connection counts
+	TLSPingpong string // tls-pingpong's cases, CONNSxBYTES
+	Handshake   string // tls-handshake's concurrent clients
+}
+
+// ParseCases expands scenario names into cases: stream and tls-stream
+// once, pingpong and tls-pingpong once per CONNSxBYTES item of their
+// lists, conns, idle, tls-idle and tls-handshake once per count of
+// theirs. The name tls stands for the four TLS scenarios.
+func ParseCases(scenarios string, l Lists) ([]Case, error) {
 	var cases []Case
 	for _, sc := range splitList(scenarios) {
-		switch sc {
-		case "stream":
-			cases = append(cases, Case{Scenario: sc, Conns: 1, Size: streamChunk})
-		case "pingpong":
-			for _, item := range splitList(pingpong) {
-				c, s, ok := strings.Cut(item, "x")
-				n, err1 := strconv.Atoi(c)
-				size, err2 := strconv.Atoi(s)
-				if !ok || err1 != nil || err2 != nil || n < 1 || size < 1 {
-					return nil, fmt.Errorf("bad pingpong case %q, want CONNSxBYTES such as 50x4", item)
-				}
-				cases = append(cases, Case{Scenario: sc, Conns: n, Size: size})
+		names := []string{sc}
+		if sc == "tls" {
+			names = splitList(tlsScenarios)
+		}
+		for _, name := range names {
+			more, err := parseScenario(name, l)
+			if err != nil {
+				return nil, err
 			}
-		case "conns", "idle":
-			list := conns
-			size := connsSize
-			if sc == "idle" {
-				list, size = idle, 1
-			}
-			for _, item := range splitList(list) {
-				n, err := strconv.Atoi(item)
-				if err != nil || n < 1 {
-					return nil, fmt.Errorf("bad %s connection count %q", sc, item)
-				}
-				cases = append(cases, Case{Scenario: sc, Conns: n, Size: size})
-			}
-		default:
-			return nil, fmt.Errorf("unknown scenario %q (have stream, pingpong, conns, idle)", sc)
+			cases = append(cases, more...)
 		}
 	}
 	if len(cases) == 0 {
 		return nil, errNoCases
+	}
+	return cases, nil
+}
+
+// parseScenario expands one scenario name into its cases.
+func parseScenario(sc string, l Lists) ([]Case, error) {
+	switch sc {
+	case "stream", "tls-stream":
+		return []Case{{Scenario: sc, Conns: 1, Size: streamChunk}}, nil
+	case "pingpong":
+		return parsePingpong(sc, l.Pingpong)
+	case "tls-pingpong":
+		return parsePingpong(sc, l.TLSPingpong)
+	case "conns":
+		return parseCounts(sc, l.Conns, connsSize)
+	case "idle", "tls-idle":
+		return parseCounts(sc, l.Idle, 1)
+	case "tls-handshake":
+		return parseCounts(sc, l.Handshake, handshakeSize)
+	}
+	return nil, fmt.Errorf("unknown scenario %q (have stream, pingpong, conns, idle, %s, or tls for those four)", sc, strings.ReplaceAll(tlsScenarios, ",", ", "))
+}
+
+// parsePingpong makes a case of scenario sc per CONNSxBYTES item of list.
+func parsePingpong(sc, list string) ([]Case, error) {
+	var cases []Case
+	for _, item := range splitList(list) {
+		c, s, ok := strings.Cut(item, "x")
+		n, err1 := strconv.Atoi(c)
+		size, err2 := strconv.Atoi(s)
+		if !ok || err1 != nil || err2 != nil || n < 1 || size < 1 {
+			return nil, fmt.Errorf("bad %s case %q, want CONNSxBYTES such as 50x4", sc, item)
+		}
+		cases = append(cases, Case{Scenario: sc, Conns: n, Size: size})
+	}
+	return cases, nil
+}
+
+// parseCounts makes a case of scenario sc, with messages of size bytes,
+// per connection count in list.
+func parseCounts(sc, list string, size int) ([]Case, error) {
+	var cases []Case
+	for _, item := range splitList(list) {
+		n, err := strconv.Atoi(item)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad %s connection count %q", sc, item)
+		}
+		cases = append(cases, Case{Scenario: sc, Conns: n, Size: size})
 	}
 	return cases, nil
 }

@@ -11,8 +11,10 @@ import (
 
 // pingpong runs c.Conns connections in a closed loop: each sends a
 // c.Size-byte message and waits for its echo before sending the next.
+// The TLS connections of tls-pingpong are all handshaken before the
+// measurement starts.
 func pingpong(ch *Child, cs Case, o Options) (result, error) {
-	conns, err := dialAll(ch.Addr(), cs.Conns)
+	conns, err := dialAll(dialerFor(cs), ch.Addr(), cs.Conns)
 	if err != nil {
 		return result{}, err
 	}

@@ -2,6 +2,7 @@ package benchrun
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -47,6 +48,9 @@ type Record struct {
 	P99       float64   `json:"p99_us,omitempty"`
 	P999      float64   `json:"p999_us,omitempty"`
 	Syscalls  int64     `json:"server_syscalls,omitempty"` // with -syscalls
+	// TLS is what a TLS server's handshake with the clients chose:
+	// version, key exchange, cipher suite.
+	TLS string `json:"tls,omitempty"`
 	// Err says why the measurement failed; the other figures are then
 	// meaningless and Summarize skips the record.
 	Err string `json:"error,omitempty"`
@@ -59,18 +63,20 @@ type Row struct {
 	Gale             bool      // gale's own server
 	Values           []float64 // the headline figure of each repetition
 	Median, Min, Max float64
-	// Ratio is the median against std net's, oriented so that > 1 is
-	// better; 0 when std net was not measured.
+	// Ratio is the median against the reference's (Case.Reference: std
+	// net's, or std-tls's), oriented so that > 1 is better; 0 when the
+	// reference was not measured.
 	Ratio           float64
 	CPUPerMsg       float64 // server CPU µs per message, median
 	ClientCPUPerMsg float64 // load generator CPU µs per message, median
 	PeakRSS         int64   // server peak resident set, bytes, max over reps
 	P50, P99, P999  float64 // latency µs, medians; 0 when not measured
 	SyscallsPerMsg  float64 // server system calls per message, median; 0 when not counted
+	TLS             string  // what the TLS handshake chose, from the first repetition
 }
 
 // Summarize groups records by case and server, in the order they first
-// appear, and computes medians and ratios to std net.
+// appear, and computes medians and ratios to each case's reference.
 func Summarize(meta Meta, recs []Record) []Row {
 	type key struct {
 		c   Case
@@ -94,7 +100,7 @@ func Summarize(meta Meta, recs []Record) []Row {
 	}
 	for i := range rows {
 		for _, b := range rows {
-			if b.Server == "stdnet" && b.Case == rows[i].Case && b.Median > 0 && rows[i].Median > 0 {
+			if b.Server == b.Case.Reference() && b.Case == rows[i].Case && b.Median > 0 && rows[i].Median > 0 {
 				rows[i].Ratio = b.Median / rows[i].Median
 				if !rows[i].Case.LowerIsBetter() {
 					rows[i].Ratio = rows[i].Median / b.Median
@@ -114,6 +120,7 @@ func summarizeOne(c Case, srv string, gale bool, rs []Record) Row {
 		cpu = append(cpu, x.ServerCPU*1e6/msgs)
 		ccpu = append(ccpu, x.ClientCPU*1e6/msgs)
 		r.PeakRSS = max(r.PeakRSS, x.PeakRSS)
+		r.TLS = cmp.Or(r.TLS, x.TLS)
 		if x.Syscalls > 0 {
 			sys = append(sys, float64(x.Syscalls)/msgs)
 		}

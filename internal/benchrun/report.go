@@ -83,9 +83,10 @@ func newReportView(meta Meta, rows []Row) *reportView {
 // then size.
 func compareCases(a, b Case) int {
 	rank := func(s string) int {
-		i := slices.Index([]string{"stream", "pingpong", "conns", "idle"}, s)
+		order := []string{"stream", "pingpong", "conns", "idle", "tls-stream", "tls-pingpong", "tls-handshake", "tls-idle"}
+		i := slices.Index(order, s)
 		if i < 0 {
-			return 4
+			return len(order)
 		}
 		return i
 	}
@@ -116,7 +117,9 @@ func (v *reportView) markdown(charts []chartFile) []byte {
 	v.mdHeader(&b)
 	v.mdHeadline(&b)
 	mdCharts(&b, charts)
-	mdTargets(&b, Targets(v.sortedRows()))
+	if slices.ContainsFunc(v.cases, func(c Case) bool { return !c.TLS() }) {
+		mdTargets(&b, Targets(v.sortedRows())) // the targets are the plain scenarios'
+	}
 	v.mdDetails(&b)
 	v.mdNotes(&b)
 	return []byte(b.String())
@@ -237,7 +240,7 @@ func (v *reportView) extraLines(c Case) []headLine {
 	p99 := func(r Row) (float64, bool) { return r.P99, r.P99 > 0 }
 	sys := func(r Row) (float64, bool) { return r.SyscallsPerMsg, r.SyscallsPerMsg > 0 }
 	var ls []headLine
-	switch c.Scenario {
+	switch c.base() {
 	case "pingpong":
 		ls = append(ls, v.headLine(c, "same, server CPU µs/msg ↓", true, cpu, fmtMicros),
 			v.headLine(c, "same, server system calls/msg ↓", true, sys, fmtPerMsg),
@@ -247,6 +250,9 @@ func (v *reportView) extraLines(c Case) []headLine {
 			v.headLine(c, "same, server system calls per echo ↓", true, sys, fmtPerMsg))
 	case "stream":
 		ls = append(ls, v.headLine(c, "same, server system calls per 64 KiB ↓", true, sys, fmtPerMsg))
+	case "handshake":
+		ls = append(ls, v.headLine(c, "same, server CPU µs/handshake ↓", true, cpu, fmtMicros),
+			v.headLine(c, "same, p99 µs from dial to echo ↓", true, p99, fmtLatency))
 	}
 	return slices.DeleteFunc(ls, func(l headLine) bool { return len(l.vals) == 0 })
 }
@@ -310,7 +316,7 @@ func (v *reportView) mdDetails(b *strings.Builder) {
 	b.WriteString("## Details\n")
 	for _, c := range v.cases {
 		fmt.Fprintf(b, "\n### %s\n\n", c.Title())
-		fmt.Fprintf(b, "| server | median %s | min–max | vs stdnet | server CPU µs/msg | client CPU µs/msg | server peak RSS MiB | p50 µs | p99 µs | p99.9 µs |\n", c.Unit())
+		fmt.Fprintf(b, "| server | median %s | min–max | vs %s | server CPU µs/msg | client CPU µs/msg | server peak RSS MiB | p50 µs | p99 µs | p99.9 µs |\n", c.Unit(), c.Reference())
 		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, r := range v.caseRows(c) {
 			b.WriteString(detailLine(r))
@@ -323,7 +329,7 @@ func (v *reportView) mdDetails(b *strings.Builder) {
 func detailLine(r Row) string {
 	unit := r.Case.Unit()
 	srvCPU, cliCPU := fmtMicros(r.CPUPerMsg), fmtMicros(r.ClientCPUPerMsg)
-	if r.Case.Scenario == "idle" {
+	if r.Case.base() == "idle" {
 		srvCPU, cliCPU = "-", "-"
 	}
 	rss := "-"
@@ -335,7 +341,8 @@ func detailLine(r Row) string {
 		fmtRatio(r.Ratio), srvCPU, cliCPU, rss, fmtLatency(r.P50), fmtLatency(r.P99), fmtLatency(r.P999))
 }
 
-// mdNotes lists how each server is written, in server order.
+// mdNotes lists how each server is written, in server order, with what
+// a TLS server's handshakes chose.
 func (v *reportView) mdNotes(b *strings.Builder) {
 	var names []string
 	for name := range v.meta.Notes {
@@ -349,9 +356,23 @@ func (v *reportView) mdNotes(b *strings.Builder) {
 		return
 	}
 	b.WriteString("## Servers\n\n")
+	chose := v.tlsChoices()
 	for _, n := range names {
-		fmt.Fprintf(b, "- `%s`: %s\n", n, v.meta.Notes[n])
+		fmt.Fprintf(b, "- `%s`: %s", n, v.meta.Notes[n])
+		if c := chose[n]; c != "" {
+			fmt.Fprintf(b, ". Its handshakes chose %s", c)
+		}
+		b.WriteString("\n")
 	}
+}
+
+// tlsChoices returns what each TLS server's handshakes chose, by server.
+func (v *reportView) tlsChoices() map[string]string {
+	chose := map[string]string{}
+	for _, r := range v.sortedRows() {
+		chose[r.Server] = cmp.Or(chose[r.Server], r.TLS)
+	}
+	return chose
 }
 
 // serverIndex returns srv's column, or one past the last for a server

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,17 @@ func Run(all []Server, o Options) error {
 	}
 	if len(o.Cases) == 0 {
 		return errNoCases
+	}
+	if err := matchKinds(chosen, o.Cases); err != nil {
+		return err
+	}
+	if slices.ContainsFunc(chosen, Server.TLS) {
+		files, dir, err := writeKeyFiles()
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		o.tls = files
 	}
 	if o.Pin {
 		if err := pinClient(); err != nil {
@@ -58,14 +70,56 @@ func Run(all []Server, o Options) error {
 	return errors.Join(failures...)
 }
 
-// runAll is Run's loop: every case, every repetition, every server.
-func runAll(servers []Server, o Options, sink *sink) ([]Record, []error) {
-	p := newProgress(o.Progress, len(o.Cases)*o.Reps*len(servers))
+// matchKinds checks that every case has a server of its kind (TLS or
+// plain) and every server a case.
+func matchKinds(servers []Server, cases []Case) error {
+	for _, c := range cases {
+		if len(serversFor(servers, c)) == 0 {
+			return fmt.Errorf("no chosen server runs %s: the %s scenarios run on %s servers alone", c.Key(), kind(c.TLS()), kind(c.TLS()))
+		}
+	}
+	for _, s := range servers {
+		if !slices.ContainsFunc(cases, func(c Case) bool { return c.TLS() == s.TLS() }) {
+			return fmt.Errorf("server %s runs none of the chosen scenarios: it runs the %s ones alone", s.Name, kind(s.TLS()))
+		}
+	}
+	return nil
+}
+
+// kind names the servers and scenarios of one side.
+func kind(tls bool) string {
+	if tls {
+		return "TLS"
+	}
+	return "plain"
+}
+
+// serversFor returns the servers that run case c: TLS servers for a TLS
+// case, plain ones for a plain case.
+func serversFor(servers []Server, c Case) []Server {
+	var out []Server
+	for _, s := range servers {
+		if s.TLS() == c.TLS() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// runAll is Run's loop: every case, every repetition, every server of the
+// case's kind.
+func runAll(all []Server, o Options, sink *sink) ([]Record, []error) {
+	steps := 0
+	for _, c := range o.Cases {
+		steps += o.Reps * len(serversFor(all, c))
+	}
+	p := newProgress(o.Progress, steps)
 	defer p.done()
 	var recs []Record
 	var failures []error
 	for _, c := range o.Cases {
 		failed := map[string]bool{}
+		servers := serversFor(all, c)
 		for rep := range o.Reps {
 			for _, s := range servers {
 				if failed[s.Name] {

@@ -19,8 +19,9 @@ import (
 
 // childOptions are the child's flags.
 type childOptions struct {
-	cpu                    int    // CPU to pin to, or -1
-	cpuProfile, memProfile string // profile paths, already made per run
+	cpu                    int      // CPU to pin to, or -1
+	cpuProfile, memProfile string   // profile paths, already made per run
+	tls                    keyFiles // a TLS server's certificate and key
 }
 
 // runChild is the child's side: listen on loopback, print the address on
@@ -55,7 +56,15 @@ func runChild(servers []Server, name string, o childOptions) error {
 		}
 	}
 	go childCommands(o)
-	return s.Serve(ln, func(a net.Addr) { fmt.Println(a) })
+	ready := func(a net.Addr) { fmt.Println(a) }
+	if s.TLS() {
+		kp, err := o.tls.read()
+		if err != nil {
+			return fmt.Errorf("TLS server %s: %w", s.Name, err)
+		}
+		return s.ServeTLS(ln, kp, ready)
+	}
+	return s.Serve(ln, ready)
 }
 
 func childCommands(o childOptions) {
@@ -126,6 +135,9 @@ func startServer(s Server, c Case, o Options) (*Child, error) {
 	args := []string{"-serve", s.Name}
 	if o.Pin {
 		args = append(args, "-pin-cpu", "0")
+	}
+	if s.TLS() {
+		args = append(args, "-tls-cert", o.tls.cert, "-tls-key", o.tls.key)
 	}
 	if s.Gale && o.CPUProfile != "" {
 		args = append(args, "-cpuprofile", profilePath(o.CPUProfile, s.Name, c))

@@ -2,6 +2,7 @@ package benchrun
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 
@@ -158,10 +159,12 @@ func (engineEcho) OnData(c *engine.Conn, in *engine.Inbound) engine.Action {
 // engine's listen. A closed listening socket leaves no TIME_WAIT behind,
 // so the port is free at once.
 func serveEngine(b engine.Backend) func(net.Listener, func(net.Addr)) error {
-	return func(ln net.Listener, ready func(net.Addr)) error { return serveEngineOn(b, ln, ready) }
+	return func(ln net.Listener, ready func(net.Addr)) error { return serveEngineOn(b, ln, nil, ready) }
 }
 
-func serveEngineOn(b engine.Backend, ln net.Listener, ready func(net.Addr)) error {
+// serveEngineOn runs the engine server on backend b, on ln's address;
+// with TLS (Engine.ListenTLS) if config is not nil.
+func serveEngineOn(b engine.Backend, ln net.Listener, config *tls.Config, ready func(net.Addr)) error {
 	addr := ln.Addr().String()
 	if err := ln.Close(); err != nil {
 		return err
@@ -170,7 +173,12 @@ func serveEngineOn(b engine.Backend, ln net.Listener, ready func(net.Addr)) erro
 	if err != nil {
 		return err
 	}
-	a, err := e.Listen("tcp", addr)
+	var a net.Addr
+	if config != nil {
+		a, err = e.ListenTLS("tcp", addr, config)
+	} else {
+		a, err = e.Listen("tcp", addr)
+	}
 	if err != nil {
 		e.Stop()
 		return err

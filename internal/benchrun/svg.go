@@ -31,13 +31,13 @@ const (
 )
 
 // charts renders a bar chart per case, then the scaling line charts of
-// conns and idle when each has at least two connection counts.
+// conns, idle and tls-idle when each has at least two connection counts.
 func (v *reportView) charts() []chartFile {
 	var cs []chartFile
 	for _, c := range v.cases {
 		cs = append(cs, chartFile{c.Key() + ".svg", v.barChart(c)})
 	}
-	for _, sc := range []string{"conns", "idle"} {
+	for _, sc := range []string{"conns", "idle", "tls-idle"} {
 		if s := v.scalingChart(sc); s != nil {
 			cs = append(cs, chartFile{sc + "-scaling.svg", s})
 		}
@@ -197,7 +197,8 @@ const (
 )
 
 // barChart draws case c: a bar per server at its median, a whisker from
-// min to max, the median above it, and a dashed line at std net's median.
+// min to max, the median above it, and a dashed line at the reference's
+// median (std net's, or std-tls's).
 func (v *reportView) barChart(c Case) []byte {
 	d := newSVG(barW, barH, fmt.Sprintf("%s (%s, %s)", c.Title(), c.Unit(), betterText(c.LowerIsBetter())))
 	lo, hi := 0.0, 0.0
@@ -211,10 +212,10 @@ func (v *reportView) barChart(c Case) []byte {
 		v.drawBar(d, p, c, s, p.left+slot*(float64(i)+0.5), slot)
 	}
 	d.line(p.left, p.y(0), p.right, p.y(0), chartAxis, "")
-	if std, ok := v.row(c, "stdnet"); ok {
-		y := p.y(std.Median)
+	if ref, ok := v.row(c, c.Reference()); ok {
+		y := p.y(ref.Median)
 		d.line(p.left, y, p.right, y, "#555555", `stroke-width="1.5" stroke-dasharray="6 4"`)
-		d.text(p.right+4, y+4, "start", `font-size="11"`, "stdnet")
+		d.text(p.right+4, y+4, "start", `font-size="11"`, ref.Server)
 	}
 	return d.bytes()
 }
@@ -269,8 +270,8 @@ type scalePanel struct {
 // title.
 func scalingPanels(scenario string) (string, []scalePanel) {
 	median := func(r Row) (float64, bool) { return r.Median, true }
-	if scenario == "idle" {
-		return "idle: server RSS growth per connection by connection count", []scalePanel{
+	if scenario == "idle" || scenario == "tls-idle" {
+		return scenario + ": server RSS growth per connection by connection count", []scalePanel{
 			{"B/conn (↓ lower is better)", median, func(x float64) string { return fmtFigure("B/conn", x) }},
 		}
 	}

@@ -8,17 +8,18 @@ import (
 )
 
 // printTable writes the rows as a text table: medians with min–max, the
-// ratio to std net, server and client CPU per message, memory, latency.
+// ratio to the reference (std net, or std-tls for a TLS case), server and
+// client CPU per message, memory, latency.
 func printTable(w io.Writer, meta Meta, rows []Row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\tserver\tmedian\tunit\tmin–max\tvs stdnet\tsrv CPU µs/msg\tclient CPU µs/msg\tsrv peak RSS\tp50 µs\tp99 µs\tp99.9 µs\t")
+	fmt.Fprintln(tw, "case\tserver\tmedian\tunit\tmin–max\tvs ref\tsrv CPU µs/msg\tclient CPU µs/msg\tsrv peak RSS\tp50 µs\tp99 µs\tp99.9 µs\t")
 	for _, r := range rows {
 		ratio := "-"
-		if r.Ratio > 0 && r.Server != "stdnet" {
+		if r.Ratio > 0 && r.Server != r.Case.Reference() {
 			ratio = fmt.Sprintf("%.2fx", r.Ratio)
 		}
 		cpu, ccpu := fmt.Sprintf("%.2f", r.CPUPerMsg), fmt.Sprintf("%.2f", r.ClientCPUPerMsg)
-		if r.Case.Scenario == "idle" {
+		if r.Case.base() == "idle" {
 			cpu, ccpu = "-", "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
@@ -27,10 +28,35 @@ func printTable(w io.Writer, meta Meta, rows []Row) {
 			cpu, ccpu, mib(r.PeakRSS), lat(r.P50), lat(r.P99), lat(r.P999))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%d run(s) of %s per cell, servers interleaved, medians; 'vs stdnet' > 1 means better.\n", meta.Reps, meta.Duration)
-	if !slices.Contains(meta.Servers, "stdnet") {
-		fmt.Fprintln(w, "(add stdnet to -servers for ratios)")
+	fmt.Fprintf(w, "\n%d run(s) of %s per cell, servers interleaved, medians; 'vs ref' is the ratio to stdnet (std-tls for the tls- cases), > 1 means better.\n", meta.Reps, meta.Duration)
+	printTLS(w, rows)
+	for _, ref := range caseReferences(rows) {
+		if !slices.Contains(meta.Servers, ref) {
+			fmt.Fprintf(w, "(add %s to -servers for ratios)\n", ref)
+		}
 	}
+}
+
+// printTLS writes what each TLS server's handshakes chose, once.
+func printTLS(w io.Writer, rows []Row) {
+	var done []string
+	for _, r := range rows {
+		if r.TLS != "" && !slices.Contains(done, r.Server) {
+			fmt.Fprintf(w, "%s's handshakes chose %s\n", r.Server, r.TLS)
+			done = append(done, r.Server)
+		}
+	}
+}
+
+// caseReferences returns the reference servers of the rows' cases.
+func caseReferences(rows []Row) []string {
+	var refs []string
+	for _, r := range rows {
+		if ref := r.Case.Reference(); !slices.Contains(refs, ref) {
+			refs = append(refs, ref)
+		}
+	}
+	return refs
 }
 
 func num(v float64) string {

@@ -39,7 +39,11 @@ var policy = map[string][]string{
 	// benchrun is galebench's machinery, shared by cmd/galebench and the
 	// bench module: a program in all but name, it runs gale's public APIs
 	// as echo servers.
-	"internal/benchrun": {"aio", "engine", "netconn", "internal/procfs"},
+	// tlstest gives its TLS servers and clients their certificates.
+	"internal/benchrun": {"aio", "engine", "netconn", "internal/procfs", "internal/tlstest"},
+	// tlstest makes test certificates: the standard library alone; for
+	// tests and benchmarks (benchrun's TLS servers).
+	"internal/tlstest": {},
 	// procfs reads processes' CPU, memory and descriptors from /proc for
 	// the measuring programs: the standard library alone.
 	"internal/procfs": {},
@@ -59,6 +63,10 @@ var policy = map[string][]string{
 	// tlstest makes test certificates, for tests and benchmarks: the
 	// standard library alone.
 	"internal/tlstest": {},
+
+	// tlsrec lets a loop drive a standard tls.Conn (engine's TLS): the
+	// standard library alone.
+	"internal/tlsrec": {},
 
 	// The two public APIs on the loops.
 	"aio":    {"internal/loop", "internal/sock"},
