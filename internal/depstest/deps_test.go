@@ -57,12 +57,6 @@ var policy = map[string][]string{
 	"internal/poller": {"internal/sock", "internal/uring"},
 	// Event loops: connections, timers, tasks, buffers.
 	"internal/loop": {"internal/poller", "internal/sock"},
-	// The record adapter under a loop-driven crypto/tls.Conn: the
-	// standard library alone.
-	"internal/tlsrec": {},
-	// tlstest makes test certificates, for tests and benchmarks: the
-	// standard library alone.
-	"internal/tlstest": {},
 
 	// tlsrec lets a loop drive a standard tls.Conn (engine's TLS): the
 	// standard library alone.
