@@ -50,9 +50,7 @@ func stream(ch *Child, cs Case, o Options) (result, error) {
 		// A TLS 1.3 client's handshake ends before the server's, which
 		// still has the client's Finished to read. One echo first waits
 		// for the server's end, so that the stream measures the record
-		// layer alone: engine-tls counts what arrives before its
-		// handshake ends against its 256 KiB handshake input limit and
-		// drops a connection that streams at once.
+		// layer alone, not the handshake.
 		if err := echoOnce(c, 1, 0); err != nil {
 			return result{}, fmt.Errorf("tls-stream: the first echo: %w", err)
 		}
