@@ -37,6 +37,7 @@ func TestPinTemporaryReadErrorIsNotSticky(t *testing.T) {
 			for i := range 3 {
 				n, err := s.tc.Read(buf)
 				var ne net.Error
+				//lint:ignore SA1019 Temporary is deprecated, but crypto/tls still asks it: that is what this pins.
 				if n != 0 || !errors.As(err, &ne) || !ne.Temporary() || !tlsrec.IsWouldBlock(err) {
 					t.Fatalf("%s: Read on an empty Transport (try %d) = %d, %v; want 0 and tlsrec.ErrWouldBlock as it is",
 						runtime.Version(), i, n, err)
