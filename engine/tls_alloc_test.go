@@ -4,10 +4,8 @@ package engine_test
 
 import (
 	"bytes"
-	"crypto/tls"
 	"io"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,42 +25,11 @@ func TestTLSEchoAllocs(t *testing.T) { backendtest.Run(t, testTLSEchoAllocs) }
 func testTLSEchoAllocs(t *testing.T) {
 	h := etEchoHandler()
 	_, a := etServeTLS(t, h, engine.Options{}, nil)
-	std := stdTLSEcho(t)
+	std := etGoEchoServer(t, tlstest.Get().ServerConfig()).Addr()
 	onStd := tlsEchoAllocs(t, std)
 	if got := tlsEchoAllocs(t, a); got > onStd {
 		t.Errorf("AllocsPerRun(TLS echo round of 1 KiB) = %v on the engine, %v on crypto/tls over package net; want no more", got, onStd)
 	}
-}
-
-// stdTLSEcho starts a crypto/tls echo server over package net, a
-// goroutine per connection, closed at cleanup.
-func stdTLSEcho(t *testing.T) net.Addr {
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", tlstest.Get().ServerConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-			wg.Go(func() {
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := c.Read(buf)
-					if err != nil {
-						return
-					}
-					c.Write(buf[:n])
-				}
-			})
-		}
-	})
-	return ln.Addr()
 }
 
 // tlsEchoAllocs measures the allocations of a 1 KiB echo round with the
