@@ -58,6 +58,10 @@ var policy = map[string][]string{
 	// Event loops: connections, timers, tasks, buffers.
 	"internal/loop": {"internal/poller", "internal/sock"},
 
+	// tooltest finds the external programs conformance tests drive: tests
+	// only, the standard library alone.
+	"internal/tooltest": {},
+
 	// tlsrec lets a loop drive a standard tls.Conn (engine's TLS): the
 	// standard library alone.
 	"internal/tlsrec": {},

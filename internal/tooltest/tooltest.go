@@ -1,0 +1,27 @@
+// Package tooltest finds the external programs that conformance tests
+// drive (openssl, curl, wrk). For tests only.
+package tooltest
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// Need returns the path of name, an external program the test runs as
+// role ("the engine's peer", "the server's client"). Where it is missing
+// the test skips and says so; under CI (the variable CI set) it fails
+// instead, so that a CI machine without the tool cannot pass without
+// running the test.
+func Need(t testing.TB, name, role string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is not installed and CI is set: CI must install it (Debian: apt-get install %s)", name, name)
+	}
+	t.Skipf("%s is not installed: this test runs it as %s", name, role)
+	return ""
+}
