@@ -1,0 +1,645 @@
+package http1_test
+
+// Real clients against the server: net/http's (keep-alive, many at once,
+// pipelining on a raw connection, TLS with ALPN), curl (HTTP/1.0 and
+// 1.1, chunked and 100-continue uploads, HEAD, TLS), wrk and Python's
+// http.client. Each test runs on every backend the machine has; every
+// external program runs under a timeout.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/tlstest"
+)
+
+// toolTimeout bounds each run of an external client.
+const toolTimeout = 30 * time.Second
+
+const helloBody = "Hello, World!"
+
+// bigBody is /big's response: longer than a response buffers, so it goes
+// out chunked (HTTP/1.1) or delimited by the close (HTTP/1.0), and not
+// one byte repeated, so that a misplaced piece shows.
+var bigBody = bytes.Repeat([]byte("0123456789abcdef"), 6250)
+
+// clientsHandler is what the client tests serve:
+//
+//	/hello   helloBody, text/plain
+//	/echo    summary of the request: method, target, framing and body
+//	/big     bigBody
+//	/reject  413, without reading the body
+//	/seq     the query's i, after sleeping for its sleep (a duration)
+func clientsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/hello", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, helloBody)
+	})
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		io.WriteString(w, summary(r.Method, r.URL.RequestURI(), r.ContentLength, r.TransferEncoding, b))
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		w.Write(bigBody)
+	})
+	mux.HandleFunc("/reject", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
+	})
+	mux.HandleFunc("/seq", func(w http.ResponseWriter, r *http.Request) {
+		if d, err := time.ParseDuration(r.URL.Query().Get("sleep")); err == nil {
+			time.Sleep(d)
+		}
+		io.WriteString(w, r.URL.Query().Get("i"))
+	})
+	return mux
+}
+
+// summary describes a request as /echo answers it; a test computes the
+// same from what it sent.
+func summary(method, target string, length int64, te []string, body []byte) string {
+	sum := sha256.Sum256(body)
+	return fmt.Sprintf("%s %s length=%d te=%v n=%d sha256=%x", method, target, length, te, len(body), sum[:8])
+}
+
+// countConns sets srv's ConnState to count the connections it accepts.
+func countConns(srv *http1.Server) *atomic.Int64 {
+	var n atomic.Int64
+	srv.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			n.Add(1)
+		}
+	}
+	return &n
+}
+
+// TestNetHTTPKeepAlive: net/http's client sends 200 requests one after
+// the other, GETs, HEADs and POSTs with bodies, over the one connection
+// it opened first: every later request reports it reused, from the same
+// local address, and the server saw one connection.
+func TestNetHTTPKeepAlive(t *testing.T) { backendtest.Run(t, testNetHTTPKeepAlive) }
+
+func testNetHTTPKeepAlive(t *testing.T) {
+	srv := &http1.Server{}
+	conns := countConns(srv)
+	addr := start(t, srv, clientsHandler())
+	cl := client(t)
+	var first string
+	for i := range 200 {
+		method, target, body := "GET", "/hello", ""
+		switch i % 4 {
+		case 1:
+			method, target, body = "POST", "/echo?i="+strconv.Itoa(i), strings.Repeat("p", i*100)
+		case 2:
+			method = "HEAD"
+		}
+		req, err := http.NewRequest(method, "http://"+addr+target, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var info httptrace.GotConnInfo
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(ci httptrace.GotConnInfo) { info = ci },
+		}))
+		resp, err := cl.Do(req)
+		if err != nil {
+			t.Fatalf("request %d, %s %s: %v", i, method, target, err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := helloBody
+		switch method {
+		case "POST":
+			want = summary(method, target, int64(len(body)), nil, []byte(body))
+		case "HEAD":
+			want = ""
+		}
+		if err != nil || resp.StatusCode != 200 || string(got) != want {
+			t.Fatalf("request %d, %s %s = %d %q, %v; want 200 %q", i, method, target, resp.StatusCode, got, err, want)
+		}
+		local := info.Conn.LocalAddr().String()
+		if i == 0 {
+			first = local
+			continue
+		}
+		if !info.Reused || local != first {
+			t.Fatalf("request %d, %s %s: connection from %s, reused %v; want the first one (from %s) reused",
+				i, method, target, local, info.Reused, first)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("the server saw %d connections, want 1", n)
+	}
+}
+
+// TestNetHTTPConcurrent: 16 goroutines share one net/http client, each
+// sending 50 requests (GETs, POSTs, chunked POSTs) as fast as it can;
+// every response is right, and the client's at most 16 connections are
+// all the server saw.
+func TestNetHTTPConcurrent(t *testing.T) { backendtest.Run(t, testNetHTTPConcurrent) }
+
+func testNetHTTPConcurrent(t *testing.T) {
+	const clients, requests = 16, 50
+	srv := &http1.Server{}
+	conns := countConns(srv)
+	addr := start(t, srv, clientsHandler())
+	tr := &http.Transport{MaxConnsPerHost: clients, MaxIdleConnsPerHost: clients}
+	t.Cleanup(tr.CloseIdleConnections)
+	cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	for g := range clients {
+		wg.Go(func() {
+			for i := range requests {
+				if err := concurrentRequest(cl, addr, g, i); err != nil {
+					t.Errorf("client %d, request %d: %v", g, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := conns.Load(); n < 1 || n > clients {
+		t.Errorf("the server saw %d connections, want 1 to %d", n, clients)
+	}
+}
+
+// concurrentRequest sends client g's request i and checks its response.
+func concurrentRequest(cl *http.Client, addr string, g, i int) error {
+	target := fmt.Sprintf("/echo?g=%d&i=%d", g, i)
+	body := strings.Repeat(strconv.Itoa(g), 1+i*37)
+	var resp *http.Response
+	var err error
+	var want string
+	switch i % 3 {
+	case 0:
+		target = fmt.Sprintf("/seq?i=%d-%d", g, i)
+		want = fmt.Sprintf("%d-%d", g, i)
+		resp, err = cl.Get("http://" + addr + target)
+	case 1:
+		want = summary("POST", target, int64(len(body)), nil, []byte(body))
+		resp, err = cl.Post("http://"+addr+target, "text/plain", strings.NewReader(body))
+	case 2: // a reader of unknown length: chunked
+		want = summary("POST", target, -1, []string{"chunked"}, []byte(body))
+		resp, err = cl.Post("http://"+addr+target, "text/plain", io.MultiReader(strings.NewReader(body)))
+	}
+	if err != nil {
+		return err
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || string(got) != want {
+		return fmt.Errorf("%s = %d %q, %v; want 200 %q", target, resp.StatusCode, got, err, want)
+	}
+	return nil
+}
+
+// TestPipelinedClients: ten requests written at once on a raw
+// connection, GETs whose handlers finish in the reverse order, POSTs
+// with Content-Length and chunked bodies, are answered in order; then
+// ten requests for /big, whose responses outgrow the socket's buffers
+// while the client is still writing, and a last that asks to close.
+func TestPipelinedClients(t *testing.T) { backendtest.Run(t, testPipelinedClients) }
+
+func testPipelinedClients(t *testing.T) {
+	addr := start(t, nil, clientsHandler())
+	c, br := rawConn(t, addr)
+	var reqs strings.Builder
+	var want []string
+	for i := range 10 {
+		switch i % 3 {
+		case 0: // the earlier, the slower
+			fmt.Fprintf(&reqs, "GET /seq?i=%d&sleep=%dms HTTP/1.1\r\nHost: x\r\n\r\n", i, 2*(10-i))
+			want = append(want, strconv.Itoa(i))
+		case 1:
+			body := strings.Repeat("c", 1000*i)
+			fmt.Fprintf(&reqs, "POST /echo?i=%d HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", i, len(body), body)
+			want = append(want, summary("POST", "/echo?i="+strconv.Itoa(i), int64(len(body)), nil, []byte(body)))
+		case 2:
+			fmt.Fprintf(&reqs, "POST /echo?i=%d HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"+
+				"3\r\nabc\r\n%x\r\n%s\r\n0\r\n\r\n", i, i, strings.Repeat("d", i))
+			body := "abc" + strings.Repeat("d", i)
+			want = append(want, summary("POST", "/echo?i="+strconv.Itoa(i), -1, []string{"chunked"}, []byte(body)))
+		}
+	}
+	if _, err := io.WriteString(c, reqs.String()); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		readResponse(t, br, fmt.Sprintf("pipelined response %d", i), 200, w, false)
+	}
+
+	// The client writes all of it before it reads a byte: the server
+	// must go on reading requests while its responses wait.
+	errc := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(c, strings.Repeat("GET /big HTTP/1.1\r\nHost: x\r\n\r\n", 10)+
+			"GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		errc <- err
+	}()
+	for i := range 10 {
+		readResponse(t, br, fmt.Sprintf("pipelined /big %d", i), 200, string(bigBody), false)
+	}
+	readResponse(t, br, "the last, closing, response", 200, helloBody, true)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if b, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("read after Connection: close = %q, %v; want EOF", b, err)
+	}
+}
+
+// readResponse reads a response from br and checks it.
+func readResponse(t *testing.T, br *bufio.Reader, what string, status int, body string, closes bool) {
+	t.Helper()
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != status || string(got) != body || resp.Close != closes {
+		t.Fatalf("%s = %d %.80q (%d bytes), close %v, %v; want %d %.80q (%d bytes), close %v",
+			what, resp.StatusCode, got, len(got), resp.Close, err, status, body, len(body), closes)
+	}
+}
+
+// startTLS serves h with ServeTLS on a loopback port, with the test PKI's
+// server certificate read from files, and returns the address and the
+// files (the CA's for clients). The server is shut down when the test
+// ends.
+func startTLS(t *testing.T, h http.Handler) (string, tlstest.Files) {
+	t.Helper()
+	f, err := tlstest.Get().Files(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http1.Server{Handler: h}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeTLS(ln, f.ServerCert, f.ServerKey) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+			srv.Close()
+		}
+		if err := <-done; err != http.ErrServerClosed {
+			t.Errorf("ServeTLS returned %v, want ErrServerClosed", err)
+		}
+	})
+	return ln.Addr().String(), f
+}
+
+// TestNetHTTPClientTLS: net/http's client, offering h2 and http/1.1 by
+// ALPN, is given http/1.1, and keeps its connection for the next
+// request.
+func TestNetHTTPClientTLS(t *testing.T) { backendtest.Run(t, testNetHTTPClientTLS) }
+
+func testNetHTTPClientTLS(t *testing.T) {
+	addr, _ := startTLS(t, clientsHandler())
+	tr := &http.Transport{TLSClientConfig: tlstest.Get().ClientConfig(), ForceAttemptHTTP2: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	for i, target := range []string{"/hello", "/big", "/hello"} {
+		req, err := http.NewRequest("GET", "https://"+addr+target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reused bool
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(ci httptrace.GotConnInfo) { reused = ci.Reused },
+		}))
+		resp, err := cl.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := helloBody
+		if target == "/big" {
+			want = string(bigBody)
+		}
+		if err != nil || resp.StatusCode != 200 || string(got) != want {
+			t.Fatalf("GET %s = %d %.80q, %v; want 200 %.80q", target, resp.StatusCode, got, err, want)
+		}
+		if resp.Proto != "HTTP/1.1" || resp.TLS == nil || resp.TLS.NegotiatedProtocol != "http/1.1" {
+			t.Errorf("GET %s: %s, TLS %+v; want HTTP/1.1 and ALPN http/1.1", target, resp.Proto, resp.TLS)
+		}
+		if reused != (i > 0) {
+			t.Errorf("GET %s (request %d): connection reused %v, want %v", target, i, reused, i > 0)
+		}
+	}
+}
+
+// runTool runs the program at path with args, under toolTimeout, and
+// returns what it wrote to its standard output and error; the test fails
+// if it fails.
+func runTool(t *testing.T, path string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.WaitDelay = time.Second
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v\nstdout:\n%.2000s\nstderr:\n%s", cmd, err, out.Bytes(), errOut.Bytes())
+	}
+	return out.String(), errOut.String()
+}
+
+// Lines of curl's --verbose output (curl 7.88; older and newer curls word
+// some a little differently, hence the patterns).
+var (
+	curlReuse     = regexp.MustCompile(`(?m)^\* Re-using existing connection`)
+	curlALPN      = regexp.MustCompile(`(?m)^\* ALPN.*server accepted.*http/1\.1`)
+	curlOffersH2  = regexp.MustCompile(`(?m)^\* ALPN.*offers h2`)
+	curlContinue  = regexp.MustCompile(`(?m)^< HTTP/1\.1 100 Continue`)
+	curlHTTP10    = regexp.MustCompile(`(?m)^< HTTP/1\.0 200 OK`)
+	curlSentBody  = regexp.MustCompile(`(?m)^\* We are completely uploaded and fine`)
+	curlNewConn   = regexp.MustCompile(`(?m)^\* Connected to`)
+	curlChunkedTE = regexp.MustCompile(`(?m)^> Transfer-Encoding: chunked`)
+)
+
+// curlFlags are every curl run's: quiet but for errors, the exchange on
+// standard error, and a bound of curl's own below toolTimeout.
+var curlFlags = []string{"--silent", "--show-error", "--verbose", "--max-time", "20"}
+
+// TestCurl runs curl against the server: HTTP/1.0 with and without
+// keep-alive, HTTP/1.1 keep-alive, chunked and Expect: 100-continue
+// uploads (one the handler reads, one it refuses unread), HEAD, and
+// HTTPS with ALPN.
+func TestCurl(t *testing.T) {
+	curl := needTool(t, "curl")
+	backendtest.Run(t, func(t *testing.T) { testCurl(t, curl) })
+}
+
+func testCurl(t *testing.T, curl string) {
+	addr := start(t, nil, clientsHandler())
+	url := "http://" + addr
+	dir := t.TempDir()
+	upload := func(name string, n int) (path string, data []byte) {
+		data = bytes.Repeat([]byte("upload-"+name+"|"), n/(len(name)+8)+1)[:n]
+		path = filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path, data
+	}
+	run := func(args ...string) (stdout, stderr string) {
+		t.Helper()
+		return runTool(t, curl, append(append([]string{}, curlFlags...), args...)...)
+	}
+
+	t.Run("HTTP1.0", func(t *testing.T) {
+		out, log := run("--http1.0", url+"/hello", url+"/big")
+		if want := helloBody + string(bigBody); out != want {
+			t.Errorf("curl printed %d bytes %.80q, want %d bytes %.80q", len(out), out, len(want), want)
+		}
+		if n := len(curlHTTP10.FindAllString(log, -1)); n != 2 {
+			t.Errorf("%d HTTP/1.0 200 responses, want 2:\n%s", n, log)
+		}
+		if n := len(curlNewConn.FindAllString(log, -1)); n != 2 {
+			t.Errorf("%d connections, want 2 (HTTP/1.0 without keep-alive closes):\n%s", n, log)
+		}
+	})
+	t.Run("HTTP1.0KeepAlive", func(t *testing.T) {
+		out, log := run("--http1.0", "--header", "Connection: keep-alive", url+"/hello", url+"/hello")
+		if want := helloBody + helloBody; out != want {
+			t.Errorf("curl printed %q, want %q", out, want)
+		}
+		if !curlReuse.MatchString(log) || !strings.Contains(log, "< Connection: keep-alive") {
+			t.Errorf("curl did not keep the connection, or the server did not say keep-alive:\n%s", log)
+		}
+	})
+	t.Run("HTTP1.1", func(t *testing.T) {
+		out, log := run("--http1.1", url+"/hello", url+"/big", url+"/hello")
+		if want := helloBody + string(bigBody) + helloBody; out != want {
+			t.Errorf("curl printed %d bytes %.80q, want %d bytes %.80q", len(out), out, len(want), want)
+		}
+		if n := len(curlReuse.FindAllString(log, -1)); n != 2 || len(curlNewConn.FindAllString(log, -1)) != 1 {
+			t.Errorf("curl reused its connection %d times, want one connection used 3 times:\n%s", n, log)
+		}
+	})
+	t.Run("ChunkedUpload", func(t *testing.T) {
+		path, data := upload("chunked", 300_000)
+		out, log := run("--http1.1", "--header", "Transfer-Encoding: chunked", "--header", "Expect:",
+			"--data-binary", "@"+path, url+"/echo")
+		if want := summary("POST", "/echo", -1, []string{"chunked"}, data); out != want {
+			t.Errorf("curl printed %q, want %q", out, want)
+		}
+		if !curlChunkedTE.MatchString(log) {
+			t.Errorf("curl did not send chunked:\n%s", log)
+		}
+	})
+	t.Run("Expect100", func(t *testing.T) {
+		// A long --expect100-timeout: a server that never says 100
+		// Continue runs curl into --max-time.
+		path, data := upload("expect", 4<<20)
+		out, log := run("--http1.1", "--header", "Expect: 100-continue", "--expect100-timeout", "60",
+			"--data-binary", "@"+path, url+"/echo")
+		if want := summary("POST", "/echo", int64(len(data)), nil, data); out != want {
+			t.Errorf("curl printed %q, want %q", out, want)
+		}
+		if !curlContinue.MatchString(log) || !curlSentBody.MatchString(log) {
+			t.Errorf("no 100 Continue, or curl did not send the body:\n%s", log)
+		}
+	})
+	t.Run("Expect100Refused", func(t *testing.T) {
+		// curl sends the body to both URLs; neither handler reads it, so
+		// neither may get a 100 Continue, and each connection closes.
+		path, _ := upload("refused", 4<<20)
+		out, log := run("--http1.1", "--header", "Expect: 100-continue", "--expect100-timeout", "60",
+			"--write-out", "%{http_code}", "--data-binary", "@"+path, url+"/reject", url+"/hello")
+		if want := "too large\n413" + helloBody + "200"; out != want {
+			t.Errorf("curl printed %q, want %q", out, want)
+		}
+		if curlContinue.MatchString(log) || curlSentBody.MatchString(log) {
+			t.Errorf("a 100 Continue, or the body sent, for a handler that did not read it:\n%s", log)
+		}
+		if n := len(curlNewConn.FindAllString(log, -1)); n != 2 {
+			t.Errorf("%d connections, want 2 (each closed after its refusal):\n%s", n, log)
+		}
+	})
+	t.Run("HEAD", func(t *testing.T) {
+		out, _ := run("--head", url+"/hello")
+		for _, want := range []string{"HTTP/1.1 200 OK\r\n", "Content-Length: 13\r\n", "Content-Type: text/plain\r\n", "Date: "} {
+			if !strings.Contains(out, want) {
+				t.Errorf("curl --head printed\n%s\nwant it to hold %q", out, want)
+			}
+		}
+		// A HEAD whose handler writes more than a response buffers (a
+		// GET of it is chunked): no body, and curl must not wait for
+		// one before its next request.
+		out, _ = run("--head", url+"/big", url+"/hello")
+		if n := strings.Count(out, "HTTP/1.1 200 OK\r\n"); n != 2 || strings.Contains(out, "0123") {
+			t.Errorf("curl --head /big /hello printed\n%s\nwant two heads and no body", out)
+		}
+	})
+}
+
+// TestCurlTLS: curl, trusting the test CA, fetches over HTTPS with ALPN:
+// asked for --http1.1, and offering h2 too (the server picks http/1.1);
+// both keep the connection for the next URL.
+func TestCurlTLS(t *testing.T) {
+	curl := needTool(t, "curl")
+	backendtest.Run(t, func(t *testing.T) { testCurlTLS(t, curl) })
+}
+
+func testCurlTLS(t *testing.T, curl string) {
+	addr, f := startTLS(t, clientsHandler())
+	_, port, _ := net.SplitHostPort(addr)
+	url := "https://localhost:" + port
+	for _, tc := range []struct {
+		name    string
+		flags   []string
+		offerH2 bool
+	}{
+		{"http1.1", []string{"--http1.1"}, false},
+		{"offering h2", []string{"--http2"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{}, curlFlags...), "--cacert", f.CA, "--resolve", "localhost:"+port+":127.0.0.1")
+			args = append(append(args, tc.flags...), url+"/hello", url+"/big")
+			out, log := runTool(t, curl, args...)
+			if want := helloBody + string(bigBody); out != want {
+				t.Errorf("curl printed %d bytes %.80q, want %d bytes %.80q", len(out), out, len(want), want)
+			}
+			if !curlALPN.MatchString(log) || curlOffersH2.MatchString(log) != tc.offerH2 {
+				t.Errorf("curl did not offer what %v ask, or was not given http/1.1:\n%s", tc.flags, log)
+			}
+			if !curlReuse.MatchString(log) {
+				t.Errorf("curl did not keep the connection for the second URL:\n%s", log)
+			}
+		})
+	}
+}
+
+// wrkRequests and wrkTrouble read wrk's report: the requests made, and
+// the lines it prints only when some failed.
+var (
+	wrkRequests = regexp.MustCompile(`(?m)^\s*(\d+) requests in`)
+	wrkTrouble  = regexp.MustCompile(`(?m)^\s*(Socket errors|Non-2xx or 3xx responses):.*$`)
+)
+
+// TestWrk loads the server with wrk for a second, ten connections, in
+// each mode (ModeMixed with half of them on net/http's goroutines): it
+// must make requests, with no socket errors and no response but 2xx.
+func TestWrk(t *testing.T) {
+	wrk := needTool(t, "wrk")
+	backendtest.Run(t, func(t *testing.T) {
+		for _, srv := range []*http1.Server{{}, {Mode: http1.ModeMixed, MixedThreshold: 5}} {
+			t.Run(srv.Mode.String(), func(t *testing.T) {
+				addr := start(t, srv, clientsHandler())
+				out, _ := runTool(t, wrk, "-t1", "-c10", "-d1s", "http://"+addr+"/hello")
+				m := wrkRequests.FindStringSubmatch(out)
+				if m == nil || m[1] == "0" {
+					t.Errorf("wrk made no requests:\n%s", out)
+				}
+				if bad := wrkTrouble.FindAllString(out, -1); bad != nil {
+					t.Errorf("wrk reported %q:\n%s", bad, out)
+				}
+			})
+		}
+	})
+}
+
+// pyResponse is a line of testdata/pyclient.py's output.
+type pyResponse struct {
+	Name             string  `json:"name"`
+	Status           int     `json:"status"`
+	Version          int     `json:"version"`
+	Body             string  `json:"body"`
+	ContentLength    *string `json:"content_length"`
+	TransferEncoding *string `json:"transfer_encoding"`
+	WillClose        bool    `json:"will_close"`
+	Port             int     `json:"port"`
+}
+
+// TestPythonClient runs testdata/pyclient.py: Python's http.client, on
+// one HTTPConnection, sends keep-alive GETs, a POST with a body, a
+// chunked POST (encode_chunked), a HEAD and a GET of a chunked response,
+// all over one connection.
+func TestPythonClient(t *testing.T) {
+	python := needTool(t, "python3")
+	backendtest.Run(t, func(t *testing.T) {
+		addr := start(t, nil, clientsHandler())
+		host, port, _ := net.SplitHostPort(addr)
+		out, _ := runTool(t, python, filepath.Join("testdata", "pyclient.py"), host, port)
+		str := func(s string) *string { return &s }
+		post := bytes.Repeat([]byte("x"), 100000)
+		chunked := []byte("abcdefg" + strings.Repeat("h", 70000))
+		want := []pyResponse{
+			{Name: "get0", Body: helloBody, ContentLength: str("13")},
+			{Name: "get1", Body: helloBody, ContentLength: str("13")},
+			{Name: "get2", Body: helloBody, ContentLength: str("13")},
+			{Name: "get3", Body: helloBody, ContentLength: str("13")},
+			{Name: "get4", Body: helloBody, ContentLength: str("13")},
+			{Name: "post", Body: summary("POST", "/echo", int64(len(post)), nil, post)},
+			{Name: "chunked", Body: summary("POST", "/echo", -1, []string{"chunked"}, chunked)},
+			{Name: "head", Body: "", ContentLength: str("13")},
+			{Name: "big", Body: strconv.Itoa(len(bigBody)), TransferEncoding: str("chunked")},
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != len(want) {
+			t.Fatalf("pyclient.py printed %d lines, want %d:\n%s", len(lines), len(want), out)
+		}
+		var port0 int
+		for i, line := range lines {
+			var got pyResponse
+			if err := json.Unmarshal([]byte(line), &got); err != nil {
+				t.Fatalf("line %d %q: %v", i+1, line, err)
+			}
+			w := want[i]
+			if got.Name != w.Name || got.Status != 200 || got.Version != 11 || got.Body != w.Body || got.WillClose {
+				t.Errorf("%s: status %d, version %d, body %.100q, will_close %v; want %s: 200, 11, %.100q, false",
+					got.Name, got.Status, got.Version, got.Body, got.WillClose, w.Name, w.Body)
+			}
+			if w.ContentLength != nil && (got.ContentLength == nil || *got.ContentLength != *w.ContentLength) {
+				t.Errorf("%s: Content-Length %v, want %s", got.Name, deref(got.ContentLength), *w.ContentLength)
+			}
+			if w.TransferEncoding != nil && (got.TransferEncoding == nil || *got.TransferEncoding != *w.TransferEncoding) {
+				t.Errorf("%s: Transfer-Encoding %v, want %s", got.Name, deref(got.TransferEncoding), *w.TransferEncoding)
+			}
+			if i == 0 {
+				port0 = got.Port
+			} else if got.Port != port0 {
+				t.Errorf("%s: from local port %d, want %d: the first connection kept", got.Name, got.Port, port0)
+			}
+		}
+	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "none"
+	}
+	return strconv.Quote(*s)
+}
