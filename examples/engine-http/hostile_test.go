@@ -42,7 +42,7 @@ func testHostileNoNewline(t *testing.T) {
 		BytesIn: func() uint64 { return e.Stats().Total().BytesIn },
 		Cap:     maxHead,
 		CapName: "maxHead",
-		Refused: func(reply []byte) bool { return replyStatus(reply) == statusHeaderTooLarge },
+		Refused: func(reply []byte) bool { return replyStatus(reply) == http.StatusRequestHeaderFieldsTooLarge },
 		Want:    "a 431 response",
 		Good:    func(t *testing.T) float64 { return requests(t, good, floodTrips) },
 		Unit:    "requests",
@@ -59,7 +59,7 @@ func replyStatus(b []byte) int {
 		return 0
 	}
 	body, err := io.ReadAll(resp.Body)
-	if err != nil || !resp.Close || string(body) != statusText(resp.StatusCode)+"\n" || r.Buffered() > 0 {
+	if err != nil || !resp.Close || string(body) != http.StatusText(resp.StatusCode)+"\n" || r.Buffered() > 0 {
 		return 0
 	}
 	return resp.StatusCode

@@ -1,9 +1,26 @@
-// Engine-http is a minimal HTTP/1.1 server on package engine: it answers
-// every request with "Hello, World!". It parses each request head (the
-// request line and header fields) from the bytes the engine presents,
-// keeps connections alive, answers pipelined requests with one write per
-// batch, skips request bodies that have a Content-Length, and refuses
-// malformed requests with 400. Try it with
+// Engine-http is HTTP/1.1 written by hand on package engine: a lesson
+// in the engine's callbacks, not a server to build on. To serve a
+// net/http Handler from gale's loops use package http1, which parses
+// requests with net/http's own parser and runs any handler:
+//
+//	srv := &http1.Server{Addr: ":8080", Handler: mux}
+//	log.Fatal(srv.ListenAndServe())
+//
+// This program is kept, rather than turned into one more http1 example,
+// for what http1 hides inside itself: framing a protocol in OnData, where
+// an unfinished request head stays in the Inbound until the rest of it
+// arrives; answering pipelined requests with one write per batch, at
+// most flushSize bytes; state kept across callbacks (the body bytes
+// still to skip); a timer (OnTick) that renews the Date line once a
+// second; a cap on the request head that bounds a connection's memory
+// whatever the client sends; and a hot path that allocates nothing.
+//
+// Its HTTP is the least that stays safe with real clients: every request
+// is answered "Hello, World!"; heads are parsed strictly, what invites
+// request smuggling refused with 400; a body with a Content-Length is
+// skipped, a chunked one refused with 501; HTTP/1.0 and 1.1 keep-alive
+// and pipelining work. engine-https is its twin on ListenTLS. Try it
+// with
 //
 //	go run ./examples/engine-http -addr 127.0.0.1:8080
 //	curl -v http://127.0.0.1:8080/
@@ -218,7 +235,7 @@ func (s *server) appendHello(out []byte, req request) []byte {
 // appendError appends a response with status code, after which the
 // connection closes.
 func (s *server) appendError(out []byte, code int) []byte {
-	text := statusText(code)
+	text := http.StatusText(code)
 	out = append(out, "HTTP/1.1 "...)
 	out = strconv.AppendInt(out, int64(code), 10)
 	out = append(out, ' ')

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"github.com/galeio/gale/internal/leaktest"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
+	"github.com/galeio/gale/internal/leaktest"
 )
 
 const testTimeout = 10 * time.Second

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net/http"
 )
 
 // maxHead is the most bytes a request head (request line and header
@@ -20,31 +21,7 @@ type request struct {
 // response. The connection closes after it.
 type statusError int
 
-func (e statusError) Error() string { return statusText(int(e)) }
-
-// Statuses of refused requests.
-const (
-	statusBadRequest         = 400
-	statusHeaderTooLarge     = 431
-	statusNotImplemented     = 501
-	statusVersionUnsupported = 505
-)
-
-func statusText(code int) string {
-	switch code {
-	case 200:
-		return "OK"
-	case statusBadRequest:
-		return "Bad Request"
-	case statusHeaderTooLarge:
-		return "Request Header Fields Too Large"
-	case statusNotImplemented:
-		return "Not Implemented"
-	case statusVersionUnsupported:
-		return "HTTP Version Not Supported"
-	}
-	return "Error"
-}
+func (e statusError) Error() string { return http.StatusText(int(e)) }
 
 var crlf2 = []byte("\r\n\r\n")
 
@@ -67,7 +44,7 @@ func parseRequest(b []byte) (req request, n int, err error) {
 	end := bytes.Index(window[n:], crlf2)
 	if end < 0 {
 		if len(window) == maxHead {
-			return req, 0, statusError(statusHeaderTooLarge)
+			return req, 0, statusError(http.StatusRequestHeaderFieldsTooLarge)
 		}
 		return req, 0, nil
 	}
@@ -88,10 +65,10 @@ func parseRequest(b []byte) (req request, n int, err error) {
 		rest = rest[i+2:]
 	}
 	if f.transferEncoding {
-		return req, 0, statusError(statusNotImplemented)
+		return req, 0, statusError(http.StatusNotImplemented)
 	}
 	if f.hosts > 1 || (req.http11 && f.hosts == 0) { // HTTP/1.0 needs none
-		return req, 0, statusError(statusBadRequest)
+		return req, 0, statusError(http.StatusBadRequest)
 	}
 	req.bodyLen = f.contentLength
 	switch {
@@ -109,15 +86,15 @@ func parseRequestLine(line []byte) (request, error) {
 	var req request
 	method, rest, ok := bytes.Cut(line, []byte{' '})
 	if !ok || !isToken(method) {
-		return req, statusError(statusBadRequest)
+		return req, statusError(http.StatusBadRequest)
 	}
 	target, version, ok := bytes.Cut(rest, []byte{' '})
 	if !ok || len(target) == 0 {
-		return req, statusError(statusBadRequest)
+		return req, statusError(http.StatusBadRequest)
 	}
 	for _, c := range target {
 		if c <= ' ' || c >= 0x7f {
-			return req, statusError(statusBadRequest)
+			return req, statusError(http.StatusBadRequest)
 		}
 	}
 	switch string(version) {
@@ -127,9 +104,9 @@ func parseRequestLine(line []byte) (request, error) {
 	default:
 		if len(version) == 8 && string(version[:5]) == "HTTP/" && isDigit(version[5]) &&
 			version[6] == '.' && isDigit(version[7]) {
-			return req, statusError(statusVersionUnsupported)
+			return req, statusError(http.StatusHTTPVersionNotSupported)
 		}
-		return req, statusError(statusBadRequest)
+		return req, statusError(http.StatusBadRequest)
 	}
 	req.head = string(method) == "HEAD"
 	return req, nil
@@ -148,12 +125,12 @@ type fields struct {
 func (f *fields) add(line []byte) error {
 	name, value, ok := bytes.Cut(line, []byte{':'})
 	if !ok || !isToken(name) { // also refuses folding and space before ':'
-		return statusError(statusBadRequest)
+		return statusError(http.StatusBadRequest)
 	}
 	value = bytes.Trim(value, " \t")
 	for _, c := range value {
 		if (c < ' ' && c != '\t') || c == 0x7f {
-			return statusError(statusBadRequest)
+			return statusError(http.StatusBadRequest)
 		}
 	}
 	switch {
@@ -162,7 +139,7 @@ func (f *fields) add(line []byte) error {
 	case equalFold(name, "content-length"):
 		v, ok := parseLength(value)
 		if !ok || (f.sawLength && v != f.contentLength) {
-			return statusError(statusBadRequest)
+			return statusError(http.StatusBadRequest)
 		}
 		f.contentLength, f.sawLength = v, true
 	case equalFold(name, "transfer-encoding"):

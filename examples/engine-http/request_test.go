@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net/http"
 	"testing"
 )
 
@@ -28,7 +29,7 @@ func FuzzParseRequest(f *testing.F) {
 		req, n, err := parseRequest(b)
 		if err != nil {
 			var se statusError
-			if !errors.As(err, &se) || statusText(int(se)) == "Error" {
+			if !errors.As(err, &se) || http.StatusText(int(se)) == "" {
 				t.Fatalf("parseRequest(%q) error = %v, want a statusError with a known status", b, err)
 			}
 			return
