@@ -35,7 +35,8 @@ func (s *Server) serve(l net.Listener, cfg *tls.Config) error {
 			if s.shutting.Load() {
 				return ErrServerClosed
 			}
-			if ne, ok := err.(net.Error); ok && ne.Temporary() { //nolint:staticcheck // net/http's rule: EMFILE and the like pass
+			//lint:ignore SA1019 net/http's rule: EMFILE and the like pass
+			if ne, ok := err.(net.Error); ok && ne.Temporary() {
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
 				s.logf("http1: Accept error: %v; retrying in %v", err, delay)
 				time.Sleep(delay)
