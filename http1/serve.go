@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -84,7 +85,11 @@ func (s *Server) start() error {
 	if s.eng != nil {
 		return nil
 	}
-	e, err := engine.New((*loopHandler)(s), s.Engine)
+	opts := s.Engine
+	if opts.Backend == engine.Auto && runtime.GOOS == "linux" {
+		opts.Backend = engine.Epoll // see Server.Engine
+	}
+	e, err := engine.New((*loopHandler)(s), opts)
 	if err != nil {
 		return err
 	}
