@@ -205,3 +205,37 @@ func isReset(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op)
 }
+
+// ReadTimeout bounds a whole request: a body that trickles past it fails
+// the handler's read with a timeout, however steadily bytes arrive.
+func TestReadTimeoutBoundsBody(t *testing.T) {
+	errc := make(chan error, 1)
+	addr := start(t, &http1.Server{ReadTimeout: 300 * time.Millisecond}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := io.ReadAll(r.Body)
+		errc <- err
+	}))
+	c, _ := rawConn(t, addr)
+	io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i := 0; i < 1000; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, err := c.Write([]byte("x")); err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, errDeadline) {
+			t.Fatalf("read: %v, want a timeout", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the body read outlasted ReadTimeout")
+	}
+}
