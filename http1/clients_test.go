@@ -36,7 +36,7 @@ import (
 // toolTimeout bounds each run of an external client.
 const toolTimeout = 30 * time.Second
 
-const helloBody = "Hello, World!"
+const helloText = "Hello, World!"
 
 // bigBody is /big's response: longer than a response buffers, so it goes
 // out chunked (HTTP/1.1) or delimited by the close (HTTP/1.0), and not
@@ -45,7 +45,7 @@ var bigBody = bytes.Repeat([]byte("0123456789abcdef"), 6250)
 
 // clientsHandler is what the client tests serve:
 //
-//	/hello   helloBody, text/plain
+//	/hello   helloText, text/plain
 //	/echo    summary of the request: method, target, framing and body
 //	/big     bigBody
 //	/reject  413, without reading the body
@@ -54,7 +54,7 @@ func clientsHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/hello", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
-		io.WriteString(w, helloBody)
+		io.WriteString(w, helloText)
 	})
 	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body)
@@ -131,7 +131,7 @@ func testNetHTTPKeepAlive(t *testing.T) {
 		}
 		got, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		want := helloBody
+		want := helloText
 		switch method {
 		case "POST":
 			want = summary(method, target, int64(len(body)), nil, []byte(body))
@@ -263,7 +263,7 @@ func testPipelinedClients(t *testing.T) {
 	for i := range 10 {
 		readResponse(t, br, fmt.Sprintf("pipelined /big %d", i), 200, string(bigBody), false)
 	}
-	readResponse(t, br, "the last, closing, response", 200, helloBody, true)
+	readResponse(t, br, "the last, closing, response", 200, helloText, true)
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +342,7 @@ func testNetHTTPClientTLS(t *testing.T) {
 		}
 		got, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		want := helloBody
+		want := helloText
 		if target == "/big" {
 			want = string(bigBody)
 		}
@@ -420,7 +420,7 @@ func testCurl(t *testing.T, curl string) {
 
 	t.Run("HTTP1.0", func(t *testing.T) {
 		out, log := run("--http1.0", url+"/hello", url+"/big")
-		if want := helloBody + string(bigBody); out != want {
+		if want := helloText + string(bigBody); out != want {
 			t.Errorf("curl printed %d bytes %.80q, want %d bytes %.80q", len(out), out, len(want), want)
 		}
 		if n := len(curlHTTP10.FindAllString(log, -1)); n != 2 {
@@ -432,7 +432,7 @@ func testCurl(t *testing.T, curl string) {
 	})
 	t.Run("HTTP1.0KeepAlive", func(t *testing.T) {
 		out, log := run("--http1.0", "--header", "Connection: keep-alive", url+"/hello", url+"/hello")
-		if want := helloBody + helloBody; out != want {
+		if want := helloText + helloText; out != want {
 			t.Errorf("curl printed %q, want %q", out, want)
 		}
 		if !curlReuse.MatchString(log) || !strings.Contains(log, "< Connection: keep-alive") {
@@ -441,7 +441,7 @@ func testCurl(t *testing.T, curl string) {
 	})
 	t.Run("HTTP1.1", func(t *testing.T) {
 		out, log := run("--http1.1", url+"/hello", url+"/big", url+"/hello")
-		if want := helloBody + string(bigBody) + helloBody; out != want {
+		if want := helloText + string(bigBody) + helloText; out != want {
 			t.Errorf("curl printed %d bytes %.80q, want %d bytes %.80q", len(out), out, len(want), want)
 		}
 		if n := len(curlReuse.FindAllString(log, -1)); n != 2 || len(curlNewConn.FindAllString(log, -1)) != 1 {
@@ -478,7 +478,7 @@ func testCurl(t *testing.T, curl string) {
 		path, _ := upload("refused", 4<<20)
 		out, log := run("--http1.1", "--header", "Expect: 100-continue", "--expect100-timeout", "60",
 			"--write-out", "%{http_code}", "--data-binary", "@"+path, url+"/reject", url+"/hello")
-		if want := "too large\n413" + helloBody + "200"; out != want {
+		if want := "too large\n413" + helloText + "200"; out != want {
 			t.Errorf("curl printed %q, want %q", out, want)
 		}
 		if curlContinue.MatchString(log) || curlSentBody.MatchString(log) {
@@ -529,7 +529,7 @@ func testCurlTLS(t *testing.T, curl string) {
 			args := append(append([]string{}, curlFlags...), "--cacert", f.CA, "--resolve", "localhost:"+port+":127.0.0.1")
 			args = append(append(args, tc.flags...), url+"/hello", url+"/big")
 			out, log := runTool(t, curl, args...)
-			if want := helloBody + string(bigBody); out != want {
+			if want := helloText + string(bigBody); out != want {
 				t.Errorf("curl printed %d bytes %.80q, want %d bytes %.80q", len(out), out, len(want), want)
 			}
 			if !curlALPN.MatchString(log) || curlOffersH2.MatchString(log) != tc.offerH2 {
@@ -597,11 +597,11 @@ func TestPythonClient(t *testing.T) {
 		post := bytes.Repeat([]byte("x"), 100000)
 		chunked := []byte("abcdefg" + strings.Repeat("h", 70000))
 		want := []pyResponse{
-			{Name: "get0", Body: helloBody, ContentLength: str("13")},
-			{Name: "get1", Body: helloBody, ContentLength: str("13")},
-			{Name: "get2", Body: helloBody, ContentLength: str("13")},
-			{Name: "get3", Body: helloBody, ContentLength: str("13")},
-			{Name: "get4", Body: helloBody, ContentLength: str("13")},
+			{Name: "get0", Body: helloText, ContentLength: str("13")},
+			{Name: "get1", Body: helloText, ContentLength: str("13")},
+			{Name: "get2", Body: helloText, ContentLength: str("13")},
+			{Name: "get3", Body: helloText, ContentLength: str("13")},
+			{Name: "get4", Body: helloText, ContentLength: str("13")},
 			{Name: "post", Body: summary("POST", "/echo", int64(len(post)), nil, post)},
 			{Name: "chunked", Body: summary("POST", "/echo", -1, []string{"chunked"}, chunked)},
 			{Name: "head", Body: "", ContentLength: str("13")},
