@@ -1,6 +1,7 @@
 """pyclient.py drives a server with Python's http.client for
 http1's TestPythonClient: keep-alive GETs on one HTTPConnection, a POST
-with a body, a chunked POST and a HEAD. It prints one JSON object a line,
+with a body, one whose body the handler leaves unread, a chunked POST, a
+HEAD and a GET of a chunked response. It prints one JSON object a line,
 one per response, for the test to check.
 
 Usage: python3 pyclient.py HOST PORT
@@ -41,6 +42,12 @@ def main():
                  headers={"Content-Type": "application/octet-stream"})
     resp = conn.getresponse()
     report("post", conn, resp, resp.read())
+
+    # A body the handler does not read: under net/http's 256 KiB the
+    # server drops it and keeps the connection.
+    conn.request("POST", "/reject", body=b"r" * 100000)
+    resp = conn.getresponse()
+    report("reject", conn, resp, resp.read())
 
     # An iterable body with encode_chunked: http.client frames each item
     # as a chunk and sends Transfer-Encoding: chunked.
