@@ -217,6 +217,124 @@ func concurrentRequest(cl *http.Client, addr string, g, i int) error {
 	return nil
 }
 
+// TestNetHTTPUnreadBodies: net/http's client posts bodies a handler
+// leaves unread, and gets what net/http's server gives: with Expect:
+// 100-continue no 100 Continue, and a close; without, under 256 KiB, the
+// connection kept. A handler that reads gets its 100 Continue and keeps
+// the connection. Each request is followed by a GET that shows whether
+// the connection was kept. (Past 256 KiB unread, see
+// TestNetHTTPRefusedMidUpload.)
+func TestNetHTTPUnreadBodies(t *testing.T) { backendtest.Run(t, testNetHTTPUnreadBodies) }
+
+func testNetHTTPUnreadBodies(t *testing.T) {
+	addr := start(t, nil, clientsHandler())
+	tr := &http.Transport{ExpectContinueTimeout: time.Minute} // the test's Timeout comes first
+	t.Cleanup(tr.CloseIdleConnections)
+	cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	for _, tc := range []struct {
+		target string
+		n      int
+		expect bool
+		status int
+		got100 bool
+		closes bool
+	}{
+		{"/reject", 10 << 20, true, 413, false, true},
+		{"/reject", 200 << 10, false, 413, false, false},
+		{"/echo", 10 << 20, true, 200, true, false},
+	} {
+		req, err := http.NewRequest("POST", "http://"+addr+tc.target, bytes.NewReader(make([]byte, tc.n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.expect {
+			req.Header.Set("Expect", "100-continue")
+		}
+		var got100 bool
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			Got100Continue: func() { got100 = true },
+		}))
+		resp, err := cl.Do(req)
+		if err != nil {
+			t.Fatalf("POST %s, %d bytes, Expect %v: %v", tc.target, tc.n, tc.expect, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || got100 != tc.got100 || resp.Close != tc.closes {
+			t.Errorf("POST %s, %d bytes, Expect %v: %d, 100 Continue %v, close %v; want %d, %v, %v",
+				tc.target, tc.n, tc.expect, resp.StatusCode, got100, resp.Close, tc.status, tc.got100, tc.closes)
+		}
+		var reused bool
+		req, _ = http.NewRequest("GET", "http://"+addr+"/hello", nil)
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(ci httptrace.GotConnInfo) { reused = ci.Reused },
+		}))
+		resp, err = cl.Do(req)
+		if err != nil {
+			t.Fatalf("GET after POST %s: %v", tc.target, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if reused == tc.closes {
+			t.Errorf("GET after POST %s, %d bytes, Expect %v: connection reused %v, want %v", tc.target, tc.n, tc.expect, reused, !tc.closes)
+		}
+	}
+}
+
+// TestNetHTTPRefusedMidUpload: net/http's client is still sending when
+// the server answers and closes: a 10 MiB body whose handler refuses it
+// unread (413), and a 4 MiB header field (431). Closing a socket with
+// unread input sends a reset, which can reach the client before it has
+// read the answer, and its write then fails with "connection reset by
+// peer" instead. net/http's server half-closes and waits 500 ms before it
+// closes (closeWriteAndWait, rstAvoidanceDelay; go.dev/issue/3595, RFC
+// 9112 section 9.6), and there its client reads the status every time;
+// the test asks the same 30 times over.
+func TestNetHTTPRefusedMidUpload(t *testing.T) { backendtest.Run(t, testNetHTTPRefusedMidUpload) }
+
+func testNetHTTPRefusedMidUpload(t *testing.T) {
+	const tries = 30
+	addr := start(t, nil, clientsHandler())
+	cl := client(t)
+	body, big := make([]byte, 10<<20), strings.Repeat("h", 4<<20)
+	var failed [2]int
+	var first [2]error
+	for range tries {
+		for k, send := range []func() (*http.Response, error){
+			func() (*http.Response, error) {
+				return cl.Post("http://"+addr+"/reject", "application/octet-stream", bytes.NewReader(body))
+			},
+			func() (*http.Response, error) {
+				req, err := http.NewRequest("GET", "http://"+addr+"/hello", nil)
+				if err != nil {
+					return nil, err
+				}
+				req.Header.Set("X-Big", big)
+				return cl.Do(req)
+			},
+		} {
+			resp, err := send()
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if want := [2]int{413, 431}[k]; resp.StatusCode != want || !resp.Close {
+					err = fmt.Errorf("%d, close %v; want %d and a close", resp.StatusCode, resp.Close, want)
+				}
+			}
+			if err != nil {
+				if failed[k]++; first[k] == nil {
+					first[k] = err
+				}
+			}
+		}
+	}
+	for k, what := range []string{"POST /reject of 10 MiB (want 413)", "GET with a 4 MiB header (want 431)"} {
+		if failed[k] > 0 {
+			t.Errorf("%s: %d of %d tries failed; the first: %v", what, failed[k], tries, first[k])
+		}
+	}
+}
+
 // TestPipelinedClients: ten requests written at once on a raw
 // connection, GETs whose handlers finish in the reverse order, POSTs
 // with Content-Length and chunked bodies, are answered in order; then
