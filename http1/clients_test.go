@@ -567,14 +567,22 @@ func testCurl(t *testing.T, curl string) {
 		}
 	})
 	t.Run("ChunkedUpload", func(t *testing.T) {
+		// Without Expect, and with Expect: 100-continue (which curl
+		// sends by itself past 1 MiB).
 		path, data := upload("chunked", 300_000)
-		out, log := run("--http1.1", "--header", "Transfer-Encoding: chunked", "--header", "Expect:",
-			"--data-binary", "@"+path, url+"/echo")
-		if want := summary("POST", "/echo", -1, []string{"chunked"}, data); out != want {
-			t.Errorf("curl printed %q, want %q", out, want)
-		}
-		if !curlChunkedTE.MatchString(log) {
-			t.Errorf("curl did not send chunked:\n%s", log)
+		for _, expect := range []bool{false, true} {
+			hdr := "Expect:" // none
+			if expect {
+				hdr = "Expect: 100-continue"
+			}
+			out, log := run("--http1.1", "--header", "Transfer-Encoding: chunked", "--header", hdr,
+				"--expect100-timeout", "60", "--data-binary", "@"+path, url+"/echo")
+			if want := summary("POST", "/echo", -1, []string{"chunked"}, data); out != want {
+				t.Errorf("Expect %v: curl printed %q, want %q", expect, out, want)
+			}
+			if !curlChunkedTE.MatchString(log) || curlContinue.MatchString(log) != expect {
+				t.Errorf("Expect %v: curl did not send chunked, or a 100 Continue came %v:\n%s", expect, !expect, log)
+			}
 		}
 	})
 	t.Run("Expect100", func(t *testing.T) {
