@@ -44,6 +44,7 @@ type conn struct {
 	held      bool      // reading paused (PauseRead)
 	eof       bool      // the peer closed its side
 	closed    bool
+	lingering time.Time // set while closing: see linger
 	cur       *exchange // the request whose body the loop still reads
 	served    int
 }
@@ -109,11 +110,23 @@ func (c *conn) serveInput(in *engine.Inbound) engine.Action {
 		case stPending:
 			return engine.None
 		case stDone:
+			if c.quit.Load() {
+				if ex := c.cur; ex != nil {
+					c.endBody(ex, errUnexpectedEOF)
+				}
+				c.state.Store(stIdle)
+				c.linger(in)
+				return engine.None
+			}
 			if c.cur != nil && !c.feed(in) {
 				return engine.None // discarding the unread body
 			}
 			c.state.Store(stIdle)
 		case stIdle:
+			if !c.lingering.IsZero() {
+				c.linger(in)
+				return engine.None
+			}
 			if c.quit.Load() || c.eof {
 				in.Discard(in.Len())
 				return engine.None
@@ -184,7 +197,7 @@ func (h *loopHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {
 		return engine.None
 	}
 	if c.state.Load() == stIdle {
-		return engine.Close
+		return engine.Close // idle, header or linger timeout
 	}
 	return engine.None
 }
@@ -230,4 +243,26 @@ func (s *Server) idleTimeout() time.Duration {
 		return s.IdleTimeout
 	}
 	return s.ReadTimeout
+}
+
+// lingerTime is how long a closing connection that may still receive the
+// client's bytes (a body it did not read, a refused head, pipelined
+// requests) waits for the client's end of stream before it closes:
+// closing at once, with bytes unread, would reset the connection, and the
+// client would lose the response it has not read yet. net/http waits as
+// long (rstAvoidanceDelay).
+const lingerTime = 500 * time.Millisecond
+
+// linger closes the connection the careful way: it shuts down the
+// sending side once the response is written, then reads and drops what
+// the client still sends, until its end of stream (OnEOF) or lingerTime.
+// It runs on the loop.
+func (c *conn) linger(in *engine.Inbound) {
+	c.quit.Store(true)
+	in.Discard(in.Len())
+	if c.lingering.IsZero() {
+		c.lingering = time.Now().Add(lingerTime)
+		c.ec.CloseWrite()
+	}
+	c.ec.SetReadDeadline(c.lingering) // met by each input dropped: set again
 }

@@ -63,9 +63,9 @@ func (ex *exchange) release() {
 func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool) {
 	s := c.s
 	if req.Header.Get("Expect") != "" && !expectsContinue(req) {
-		c.quit.Store(true)
 		c.ec.Write([]byte("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
-		return engine.Close, false
+		c.linger(in)
+		return engine.None, false
 	}
 	ex := exchanges.Get().(*exchange)
 	ex.c = c
@@ -111,9 +111,9 @@ func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool
 		}
 		ex.ctx.cancel(context.Canceled)
 		ex.release()
-		c.quit.Store(true)
 		c.ec.Write([]byte("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
-		return engine.Close, false
+		c.linger(in)
+		return engine.None, false
 	}
 	return engine.None, true
 }
@@ -168,9 +168,9 @@ func (ex *exchange) finish() {
 		ex.release()
 		return
 	}
-	if ex.resp.closeAfter || !c.s.keepAlives() {
+	closing := ex.resp.closeAfter || !c.s.keepAlives()
+	if closing {
 		c.quit.Store(true)
-		c.ec.Close()
 	} else {
 		c.s.setState(c, http.StateIdle)
 		if d := c.s.idleTimeout(); d > 0 {
@@ -183,8 +183,13 @@ func (ex *exchange) finish() {
 	}
 	ex.release()
 	if done && c.state.CompareAndSwap(stBusy, stIdle) {
+		if closing {
+			c.ec.Close() // nothing unread: a plain close
+		}
 		return
 	}
+	// The loop has work: a body to discard, input held, or a close that
+	// must not reset the response away (linger).
 	c.state.Store(stDone)
 	c.ec.Wake()
 }

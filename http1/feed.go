@@ -44,14 +44,14 @@ func (c *conn) feed(in *engine.Inbound) bool {
 		}
 		n = c.take(ex, p)
 		in.Discard(n)
+		if c.cur == nil {
+			return true // discarded past the bound: ex is no longer the loop's
+		}
 		if ex.chunked {
 			ex.dec.took(n)
 		} else if ex.remaining -= int64(n); ex.remaining == 0 {
 			c.endBody(ex, io.EOF)
 			return true
-		}
-		if c.cur == nil {
-			return true // discarded past the bound: closing
 		}
 		if n < len(p) {
 			return false // the body's buffer is full
@@ -71,8 +71,9 @@ func (c *conn) take(ex *exchange, p []byte) int {
 	n, dropped := ex.body.push(p)
 	if dropped {
 		if ex.discarded += int64(n); ex.discarded > maxDiscard {
+			// Too much to drop: the connection closes, lingering once
+			// the handler has returned (its response is written).
 			c.quit.Store(true)
-			c.ec.Close()
 			c.endBody(ex, errUnexpectedEOF)
 		}
 	}

@@ -100,7 +100,7 @@ func (c *conn) readHead(in *engine.Inbound) (engine.Action, bool) {
 	end := headEnd(b, c.scanned)
 	if end < 0 || end > s.maxHead() {
 		if len(b) > s.maxHead() {
-			return c.refuse(errTooLarge), false
+			return c.refuse(in, errTooLarge), false
 		}
 		c.scanned = max(0, len(b)-2)
 		return engine.None, false
@@ -109,7 +109,7 @@ func (c *conn) readHead(in *engine.Inbound) (engine.Action, bool) {
 	in.Discard(end)
 	c.scanned, c.inHead = 0, false
 	if err != nil {
-		return c.refuse(err), false
+		return c.refuse(in, err), false
 	}
 	c.served++
 	c.afterPOST = req.Method == "POST"
@@ -221,7 +221,7 @@ var (
 
 // refuse answers a head that cannot be served, with the status and text
 // net/http's server sends, and closes the connection after it.
-func (c *conn) refuse(err error) engine.Action {
+func (c *conn) refuse(in *engine.Inbound, err error) engine.Action {
 	c.quit.Store(true)
 	const hdrs = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 	var msg string
@@ -242,5 +242,6 @@ func (c *conn) refuse(err error) engine.Action {
 		}
 	}
 	c.ec.Write([]byte(msg))
-	return engine.Close
+	c.linger(in)
+	return engine.None
 }

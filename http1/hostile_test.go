@@ -153,11 +153,9 @@ func TestQueueFull(t *testing.T) {
 	addr := start(t, &http1.Server{MaxHandlers: 1, MaxQueue: 1, ErrorLog: log.New(io.Discard, "", 0)}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-block
 	}))
-	var conns []net.Conn
-	for i := 0; i < 2; i++ {
+	for i := 0; i < 2; i++ { // one handled, one queued; rawConn keeps them open
 		c, _ := rawConn(t, addr)
 		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-		conns = append(conns, c)
 		time.Sleep(50 * time.Millisecond)
 	}
 	c, br := rawConn(t, addr)
