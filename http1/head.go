@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
+	"reflect"
 	"sync"
 	"time"
 
@@ -139,12 +139,20 @@ func (s *Server) parseHead(head []byte) (*http.Request, error) {
 	h.br.Reset(&h.src)
 	headReaders.Put(h)
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "unsupported transfer encoding") {
+		if isUnsupportedTE(err) {
 			return nil, errUnsupportedTE
 		}
 		return nil, err
 	}
 	return req, checkRequest(req, head)
+}
+
+// isUnsupportedTE reports whether err is net/http's unsupportedTEError,
+// which its server answers 501: a Transfer-Encoding other than "chunked",
+// or more than one Transfer-Encoding field ("too many transfer
+// encodings"). The type is unexported, so it is known by its name.
+func isUnsupportedTE(err error) bool {
+	return reflect.TypeOf(err).String() == "*http.unsupportedTEError"
 }
 
 // checkRequest applies the rules net/http's server adds to its parser's.
