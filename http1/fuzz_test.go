@@ -9,7 +9,7 @@ import (
 // fuzzPace is the differential test's pace for the fuzz target: shorter
 // waits, for more inputs a second. A difference not in knownDiffs is run
 // again at slowPace before it counts.
-var fuzzPace = diffPace{quiet: 25 * time.Millisecond, linger: 500 * time.Millisecond}
+var fuzzPace = diffPace{quiet: 25 * time.Millisecond, linger: 250 * time.Millisecond}
 
 // maxFuzzInput bounds the inputs the fuzz target sends: the 431 cases of
 // the corpus are left to TestDifferential.
