@@ -27,7 +27,6 @@ type body struct {
 	full    bool  // the loop stopped for room: Read wakes it
 	closed  bool  // the handler closed it, or returned
 	read    int64 // bytes Read returned
-	pushed  int64 // bytes the loop pushed
 	limit   int64 // Server.MaxBodyBytes; 0 for none
 	expect  bool  // 100-continue asked and not yet sent
 }
@@ -179,7 +178,6 @@ func (b *body) push(p []byte) (int, bool) {
 	}
 	n := copy(b.buf[b.w:], p)
 	b.w += n
-	b.pushed += int64(n)
 	if n > 0 {
 		b.signal()
 	}
@@ -248,8 +246,8 @@ func (b *body) expecting() bool {
 }
 
 // unread returns how many bytes of a body of length total (-1 when
-// chunked) were neither read nor received yet; a chunked body's is taken
-// to be large.
+// chunked) the handler did not read (net/http's measure); a chunked
+// body's is taken to be large.
 func (b *body) unread(total int64) int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -259,7 +257,7 @@ func (b *body) unread(total int64) int64 {
 	if total < 0 {
 		return maxDiscard // unknown: the loop drops up to the bound, then closes
 	}
-	return total - b.pushed
+	return total - b.read
 }
 
 // abandonTo closes the body for a hijack, appending to *dst the bytes

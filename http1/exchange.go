@@ -168,7 +168,7 @@ func (ex *exchange) finish() {
 		ex.release()
 		return
 	}
-	closing := ex.resp.closeAfter || !c.s.keepAlives()
+	closing := ex.resp.closeAfter || !c.s.keepAlives() || c.quit.Load() // quit: the client half-closed, say
 	if closing {
 		c.quit.Store(true)
 	} else {
@@ -200,6 +200,10 @@ type optionsHandler struct{}
 func (optionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", "0")
 	if r.ContentLength != 0 {
-		io.Copy(io.Discard, io.LimitReader(r.Body, 4<<10))
+		// Up to 4 KiB of body is read; a longer one closes the
+		// connection, as net/http's http.MaxBytesReader makes it.
+		if n, _ := io.Copy(io.Discard, io.LimitReader(r.Body, 4<<10+1)); n > 4<<10 {
+			w.(*response).closeAfterBody()
+		}
 	}
 }
