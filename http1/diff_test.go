@@ -473,30 +473,6 @@ var knownDiffs = []knownDiff{
 		},
 	},
 	{
-		name: "unread-cl-threshold",
-		bug:  "body.go (body.unread)",
-		why: "the handler left a Content-Length body of 256 KiB or more unread: net/http closes " +
-			"the connection after the response (it counts what the handler did not read, " +
-			"lr.N), gale keeps it and discards the rest (body.unread counts what the loop has " +
-			"not pushed into the body's buffer, so up to BodyBufferSize more is let through)",
-		match: func(o *diffOutcome) bool {
-			return bytes.Contains(o.in, []byte("/unread")) && galeGoesOn(o)
-		},
-	},
-	{
-		name: "options-star-body",
-		bug:  "exchange.go (optionsHandler)",
-		why: "\"OPTIONS *\" with a body over 4 KiB: net/http's global OPTIONS handler reads it " +
-			"through http.MaxBytesReader, which makes its server close the connection after " +
-			"the response; gale's optionsHandler uses io.LimitReader, so it keeps the " +
-			"connection and discards the rest. (http.MaxBytesReader cannot tell gale's " +
-			"ResponseWriter to close: its requestTooLarge method is unexported, so the same " +
-			"holds for any handler that uses MaxBytesReader; Server.MaxBodyBytes is gale's way.)",
-		match: func(o *diffOutcome) bool {
-			return bytes.Contains(o.in, []byte("OPTIONS *")) && galeGoesOn(o)
-		},
-	},
-	{
 		name: "unread-body-answered-first",
 		why: "the handler left the body unread and the rest of it had not come: net/http reads " +
 			"(up to 256 KiB of) it before it writes the response, gale writes the response at once " +
@@ -508,30 +484,6 @@ var knownDiffs = []knownDiff{
 				replies(s.open, s.after) == replies(g.open, g.after)
 		},
 	},
-	{
-		name: "quit-left-open",
-		bug:  "exchange.go (exchange.finish)",
-		why: "the client half-closed while a handler ran (right after its request, or in the " +
-			"middle of the body): gale answers as net/http does but then never closes the " +
-			"connection. OnEOF sets c.quit and, the state being busy, returns engine.None; " +
-			"finish then sees no closeAfter, goes back to idle without a Wake, and nothing " +
-			"closes it (it holds its descriptor until the client closes). Fix: finish's " +
-			"closing should include c.quit.Load()",
-		match: func(o *diffOutcome) bool {
-			s, g := o.std, o.gale
-			return !s.closed && !g.closed && s.end == "closed" && g.end == "hung" &&
-				replies(s.open, s.after) == replies(g.open, g.after)
-		},
-	},
-}
-
-// galeGoesOn reports whether gale answered what net/http did, and then
-// more, where net/http closed the connection.
-func galeGoesOn(o *diffOutcome) bool {
-	s, g := o.std, o.gale
-	std, gale := replies(s.open, s.after), replies(g.open, g.after)
-	return (s.closed || s.end == "closed") && !g.closed && len(g.open)+len(g.after) > len(s.open)+len(s.after) &&
-		std != "" && strings.HasPrefix(gale, std)
 }
 
 // replies renders lists of responses for comparison.
