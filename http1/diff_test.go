@@ -516,6 +516,17 @@ var knownDiffs = []knownDiff{
 		},
 	},
 	{
+		name: "expect-token",
+		bug:  "exchange.go (expectsContinue)",
+		why: "an Expect field that holds 100-continue among other words (\"Expect: x " +
+			"100-continue\"): net/http's server takes it for 100-continue (its hasToken, with " +
+			"space, tab and comma as boundaries), answers 100 and serves the request; gale " +
+			"wants the whole value to be 100-continue and answers 417",
+		match: func(o *diffOutcome) bool {
+			return fieldHolds(o.in, "Expect", "100-continue", false)
+		},
+	},
+	{
 		name: "expect-417-version",
 		bug:  "exchange.go (conn.begin)",
 		why: "an Expect other than 100-continue in an HTTP/1.0 request: net/http's 417 is an " +
@@ -558,23 +569,31 @@ func (r *diffResult) without(f func(diffReply) bool) *diffResult {
 }
 
 // connectionTokensDiffer reports whether a Connection field in in holds
-// "close" or "keep-alive" as a token bounded by spaces or tabs but not as
+// "close" or "keep-alive" as net/http's server finds tokens but not as
 // an element of its comma-separated list.
 func connectionTokensDiffer(in []byte) bool {
+	return fieldHolds(in, "Connection", "close", true) || fieldHolds(in, "Connection", "keep-alive", true)
+}
+
+// fieldHolds reports whether a field name in in holds token as net/http's
+// server finds tokens (words set off by spaces, tabs and commas) but not
+// as gale does: as an element of the comma-separated list when list is
+// set, as the whole value otherwise.
+func fieldHolds(in []byte, name, token string, list bool) bool {
 	for _, line := range strings.Split(string(in), "\n") {
-		name, v, ok := strings.Cut(line, ":")
-		if !ok || !strings.EqualFold(name, "Connection") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || !strings.EqualFold(k, name) {
 			continue
 		}
 		words := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' || r == '\r' })
-		for _, tok := range []string{"close", "keep-alive"} {
-			inWords := slices.ContainsFunc(words, func(w string) bool { return strings.EqualFold(w, tok) })
-			inList := slices.ContainsFunc(strings.Split(v, ","), func(e string) bool {
-				return strings.EqualFold(strings.Trim(e, " \t\r"), tok)
-			})
-			if inWords != inList {
-				return true
-			}
+		elems := []string{v}
+		if list {
+			elems = strings.Split(v, ",")
+		}
+		asWord := slices.ContainsFunc(words, func(w string) bool { return strings.EqualFold(w, token) })
+		asGale := slices.ContainsFunc(elems, func(e string) bool { return strings.EqualFold(strings.Trim(e, " \t\r"), token) })
+		if asWord != asGale {
+			return true
 		}
 	}
 	return false
@@ -891,6 +910,7 @@ var diffCorpus = []diffCase{
 	{name: "expect-other", in: post + "Expect: something\r\nContent-Length: 3\r\n\r\nabc", want: "417 close"},
 	{name: "expect-empty", in: post + "Expect:\r\nContent-Length: 3\r\n\r\nabc"},
 	{name: "expect-other-http10", in: "POST / HTTP/1.0\r\nExpect: something\r\nContent-Length: 3\r\n\r\nabc", want: "417 close"},
+	{name: "expect-continue-among-words", in: post + "Expect: x 100-continue\r\nContent-Length: 3\r\n\r\nabc"},
 	{name: "expect-two", in: post + "Expect: 100-continue\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc"},
 
 	// Bodies the handler leaves unread.
