@@ -14,28 +14,17 @@ import (
 
 // PauseRead stops reading from c until ResumeRead: no receive is
 // submitted, so the kernel's socket buffer fills and TCP slows the peer.
-// A receive already in flight still completes, and its bytes reach
-// OnData. It is independent of the engine's own backpressure (watermarks,
-// OutputBudget): c reads again only when neither holds it. Called on c's
-// loop (from a callback) it takes effect at once; from another goroutine
-// it is posted to the loop. It fails only once the engine has stopped.
-func (c *Conn) PauseRead() error {
-	if c.lp.l.OnLoop() {
-		c.held = true
-		return nil
-	}
-	return c.post((*pauseTask)(c))
-}
+// It is independent of the engine's own backpressure (watermarks,
+// OutputBudget): c reads again only when neither holds it. It is posted
+// to c's loop, from a callback as from any other goroutine, and takes
+// effect when the loop runs its tasks: a receive already submitted by
+// then still completes, and its bytes reach OnData. It costs no
+// allocation, and fails only once the engine has stopped.
+func (c *Conn) PauseRead() error { return c.post((*pauseTask)(c)) }
 
-// ResumeRead undoes PauseRead; see PauseRead for where it may be called.
-// It does not call OnData for bytes already held: Wake does.
-func (c *Conn) ResumeRead() error {
-	if c.lp.l.OnLoop() {
-		c.resumeRead()
-		return nil
-	}
-	return c.post((*resumeTask)(c))
-}
+// ResumeRead undoes PauseRead, posted the same way. It does not call
+// OnData for bytes already held: Wake does.
+func (c *Conn) ResumeRead() error { return c.post((*resumeTask)(c)) }
 
 func (c *Conn) resumeRead() {
 	if c.held {
