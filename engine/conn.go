@@ -45,6 +45,7 @@ type Conn struct {
 	// them (Detach).
 	readAhead bool
 	paused    bool // reading stopped by backpressure
+	held      bool // reading stopped by PauseRead
 	// producing: while the engine's output was over budget, a callback of
 	// c's queued output (on c or any other conn): c is not read until the
 	// output is back under budget (see Engine.charge).

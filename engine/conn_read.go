@@ -76,7 +76,7 @@ func (c *Conn) open() {
 
 // startRead submits a receive unless one is in flight or reading stopped.
 func (c *Conn) startRead() {
-	if c.reading || c.paused || c.eof || c.closing || c.closed || c.lp.dead || (c.tls != nil && c.tls.hold) {
+	if c.reading || c.paused || c.held || c.eof || c.closing || c.closed || c.lp.dead || (c.tls != nil && c.tls.hold) {
 		return
 	}
 	c.reading = true
@@ -244,6 +244,17 @@ func (c *Conn) peerClosed() {
 		// crypto/tls's reason (a refusal it sent, say), not a bare EOF.
 		c.tls.tr.CloseWith(io.ErrUnexpectedEOF)
 		return
+	}
+	if hc, ok := c.lp.e.handler.(HalfCloser); ok && c.udp == nil {
+		prev := c.lp.enter(c)
+		act := hc.OnEOF(c)
+		c.lp.leave(c, prev)
+		if act == None {
+			return
+		}
+		if act == Shutdown {
+			c.lp.e.shutdownAsync()
+		}
 	}
 	c.closeGracefully(c.eofError())
 }

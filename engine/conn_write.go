@@ -204,6 +204,11 @@ type outQueue struct {
 	// writeBy is the write deadline (SetWriteDeadline): Writes after it
 	// fail. Guarded by the conn's mu.
 	writeBy time.Time
+	// A WaitOutput in progress: released through drain once the queue
+	// holds at most waitAt bytes, or the conn is dead. Guarded by mu.
+	drain   chan struct{}
+	waitAt  int
+	waiting bool
 }
 
 // enqueue copies p to the tail of the output queue. c.mu is held.
@@ -243,6 +248,7 @@ func (c *Conn) releaseOutput() {
 	if c.q == nil {
 		return
 	}
+	c.wakeWriter()
 	kept := 0
 	if c.sending {
 		kept = len(c.q.vec)
@@ -335,6 +341,7 @@ func (c *Conn) consume(n int) {
 		q.out[i] = nil
 	}
 	q.out = q.out[:copy(q.out, q.out[i:])]
+	c.wakeWriter()
 }
 
 // water applies backpressure: above the high watermark c stops reading;

@@ -59,6 +59,20 @@ type Drainer interface {
 	OnDrain(c *Conn)
 }
 
+// HalfCloser is implemented by a Handler that goes on writing to a
+// connection whose peer has closed its sending side (shutdown(SHUT_WR)):
+// an HTTP server answering a request whose client half-closed after
+// sending it. OnEOF runs on the connection's loop when the end of the
+// peer's stream is read, after OnData had every byte before it; nothing
+// more will be read. With None the connection stays open, for writing,
+// until the handler closes it (or a deadline or timeout does); with Close
+// it closes after its queued output, as it does for a Handler that is no
+// HalfCloser, whose OnClose then gets io.EOF. A TLS connection whose
+// handshake has not ended is closed without OnEOF.
+type HalfCloser interface {
+	OnEOF(c *Conn) Action
+}
+
 // BaseHandler implements Handler with callbacks that do nothing; OnData
 // discards what it is given, and OnTick asks for no ticks.
 type BaseHandler struct{}

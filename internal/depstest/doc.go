@@ -12,9 +12,10 @@
 //   - internal/sock imports nothing outside the standard library but
 //     golang.org/x/sys/unix, and the core (everything but bench/, cmd/ and
 //     examples/) depends, directly or not, on no module other than the
-//     standard library and golang.org/x/sys;
+//     standard library and golang.org/x/sys, save the protocol layers
+//     (http1, websocket), which may also use golang.org/x/net and x/text;
 //   - only programs (bench/, cmd/, examples/) and the layers the table
-//     names import the public APIs aio and engine;
+//     names import the public APIs aio, engine, netconn and http1;
 //   - a package missing from the table fails the test, with a message
 //     asking to add it, so that every new package states its place.
 //

@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"crypto/tls"
+	"errors"
+	"net"
+
+	"github.com/galeio/gale/internal/loop"
+)
+
+// Flow control for a protocol layered on a Conn whose handler hands work
+// to other goroutines (an HTTP server streaming a request body to its
+// handler, a response written by a goroutine to a slow reader).
+
+// PauseRead stops reading from c until ResumeRead: no receive is
+// submitted, so the kernel's socket buffer fills and TCP slows the peer.
+// A receive already in flight still completes, and its bytes reach
+// OnData. It is independent of the engine's own backpressure (watermarks,
+// OutputBudget): c reads again only when neither holds it. Called on c's
+// loop (from a callback) it takes effect at once; from another goroutine
+// it is posted to the loop. It fails only once the engine has stopped.
+func (c *Conn) PauseRead() error {
+	if c.lp.l.OnLoop() {
+		c.held = true
+		return nil
+	}
+	return c.post((*pauseTask)(c))
+}
+
+// ResumeRead undoes PauseRead; see PauseRead for where it may be called.
+// It does not call OnData for bytes already held: Wake does.
+func (c *Conn) ResumeRead() error {
+	if c.lp.l.OnLoop() {
+		c.resumeRead()
+		return nil
+	}
+	return c.post((*resumeTask)(c))
+}
+
+func (c *Conn) resumeRead() {
+	if c.held {
+		c.held = false
+		c.startRead()
+	}
+}
+
+// pauseTask and resumeTask are the Conn under other types, so posting
+// them allocates nothing.
+type (
+	pauseTask  Conn
+	resumeTask Conn
+)
+
+func (t *pauseTask) Run(*loop.Loop)  { (*Conn)(t).held = true }
+func (t *resumeTask) Run(*loop.Loop) { (*Conn)(t).resumeRead() }
+
+// errWaitCanceled is WaitOutput's answer when its done channel closed.
+var errWaitCanceled = errors.New("engine: wait for output canceled")
+
+// WaitOutput blocks until at most n bytes of c's output are queued and
+// unsent, and returns nil; a writer that calls it after each Write keeps
+// its backlog under n, as a blocking net.Conn's Write would. It returns
+// early with an error when c closes with more than n bytes queued
+// (wrapping net.ErrClosed) or when done, if not nil, is closed. A write
+// deadline that passes closes the wait only if OnDeadline closes c.
+//
+// One goroutine at a time may wait on a Conn. It must not be c's loop,
+// whose sends are what the wait is for: called there, WaitOutput fails at
+// once.
+func (c *Conn) WaitOutput(n int, done <-chan struct{}) error {
+	if c.lp.l.OnLoop() {
+		return c.opError("wait", errWaitOnLoop)
+	}
+	c.mu.Lock()
+	for c.outN > n {
+		if c.dead {
+			c.mu.Unlock()
+			return c.opError("write", net.ErrClosed)
+		}
+		q := c.q
+		if q.drain == nil {
+			q.drain = make(chan struct{}, 1)
+		}
+		q.waitAt, q.waiting = n, true
+		c.mu.Unlock()
+		select {
+		case <-q.drain:
+		case <-done:
+			c.mu.Lock()
+			q.waiting = false
+			c.mu.Unlock()
+			return errWaitCanceled
+		}
+		c.mu.Lock()
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// errWaitOnLoop refuses WaitOutput on the loop that must do the sending.
+var errWaitOnLoop = errors.New("engine: WaitOutput called on the connection's own loop")
+
+// wakeWriter releases a WaitOutput whose bound the queue is now within,
+// or every waiter once c is dead. c.mu is held.
+func (c *Conn) wakeWriter() {
+	q := c.q
+	if q == nil || !q.waiting || (c.outN > q.waitAt && !c.dead) {
+		return
+	}
+	q.waiting = false
+	select {
+	case q.drain <- struct{}{}:
+	default:
+	}
+}
+
+// Adoption says how AdoptWith takes a connection over.
+type Adoption struct {
+	// Input is what was read from the connection before: OnData is given
+	// it first, as with AdoptInput. It is copied.
+	Input []byte
+	// TLS, if not nil, makes the connection the server side of a TLS
+	// connection that has not begun its handshake: the engine handshakes
+	// with this config on its handshake pool, as for ListenTLS, before
+	// OnOpen.
+	TLS *tls.Config
+	// Context is the connection's Context from the start, so that OnOpen
+	// can read it.
+	Context any
+}
+
+// AdoptWith is AdoptInput with more said about the connection: see
+// Adoption.
+func (e *Engine) AdoptWith(nc net.Conn, a Adoption) (*Conn, error) {
+	if a.TLS != nil && len(a.Input) > 0 {
+		return nil, errors.New("engine: AdoptWith: TLS with input already read")
+	}
+	return e.adopt(nc, a.Input, func(c *Conn) {
+		c.ctx = a.Context
+		if a.TLS != nil {
+			c.tls = newTLSState(c, a.TLS, false)
+		}
+	})
+}

@@ -1,0 +1,220 @@
+package http1
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/galeio/gale/engine"
+)
+
+// The states of a loop-served connection. The loop owns the connection
+// while it is idle; a request's handler owns it from the end of the head
+// until the handler returns. The transitions between them are atomic,
+// so that a handler that ends with nothing left for the loop to do
+// (the common keep-alive case) needs no word with the loop.
+const (
+	stIdle    int32 = iota // the loop reads and parses the next head
+	stBusy                 // a handler runs; the loop feeds its body, if any
+	stPending              // a handler runs; the loop holds input for after it
+	stDone                 // the handler returned; the loop must finish up
+)
+
+// conn is a loop-served connection: the engine.Conn's context. Unless
+// noted, fields belong to the connection's loop.
+type conn struct {
+	s     *Server
+	ec    *engine.Conn
+	ctx   context.Context // BaseContext, then ConnContext
+	raddr string
+	tls   *tls.ConnectionState
+
+	state atomic.Int32
+	quit  atomic.Bool // close after the response in progress; parse nothing more
+	// busy is the context of the request whose handler runs, canceled
+	// when the connection ends under it.
+	busy atomic.Pointer[reqCtx]
+
+	scanned   int  // head bytes already searched for the head's end
+	inHead    bool // a head has begun arriving
+	afterPOST bool // the last request was a POST: skip stray CRLFs
+	held      bool // reading paused (PauseRead)
+	eof       bool // the peer closed its side
+	closed    bool
+	cur       *exchange // the request whose body the loop still reads
+	served    int
+}
+
+func (s *Server) newConn(base context.Context) *conn {
+	return &conn{s: s, ctx: base}
+}
+
+// loopHandler is the Server as the engine's Handler.
+type loopHandler Server
+
+func (h *loopHandler) OnBoot(*engine.Engine) engine.Action { return engine.None }
+func (h *loopHandler) OnShutdown(*engine.Engine)           {}
+func (h *loopHandler) OnTick() (time.Duration, engine.Action) {
+	return 0, engine.None
+}
+
+func (h *loopHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
+	c := ec.Context().(*conn)
+	s := c.s
+	c.ec = ec
+	if ra := ec.RemoteAddr(); ra != nil {
+		c.raddr = ra.String()
+	}
+	if st, ok := ec.ConnectionState(); ok {
+		c.tls = &st
+	}
+	if s.ConnContext != nil {
+		if c.ctx = s.ConnContext(c.ctx, c); c.ctx == nil {
+			panic("http1: ConnContext returned nil")
+		}
+	}
+	if !s.addConn(c) {
+		return nil, engine.Close
+	}
+	s.setState(c, http.StateNew)
+	if d := s.headerTimeout(); d > 0 {
+		ec.SetReadDeadline(time.Now().Add(d))
+	}
+	return nil, engine.None
+}
+
+func (h *loopHandler) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
+	c := ec.Context().(*conn)
+	act := c.serveInput(in)
+	c.flow()
+	return act
+}
+
+// serveInput moves the connection on with the input it has: it feeds
+// the body of the request in progress, finishes a request whose handler
+// returned, and parses heads.
+func (c *conn) serveInput(in *engine.Inbound) engine.Action {
+	for {
+		switch c.state.Load() {
+		case stBusy:
+			if c.cur != nil && !c.feed(in) {
+				return engine.None // the body wants more, or has no room
+			}
+			if in.Len() == 0 || c.state.CompareAndSwap(stBusy, stPending) {
+				return engine.None
+			}
+		case stPending:
+			return engine.None
+		case stDone:
+			if c.cur != nil && !c.feed(in) {
+				return engine.None // discarding the unread body
+			}
+			c.state.Store(stIdle)
+		case stIdle:
+			if c.quit.Load() || c.eof {
+				in.Discard(in.Len())
+				return engine.None
+			}
+			if in.Len() == 0 {
+				return engine.None
+			}
+			if act, ok := c.readHead(in); !ok {
+				return act
+			}
+		}
+	}
+}
+
+// flow pauses reading while the connection waits for its handler with
+// input in hand, or for the handler to read the body it has, and
+// resumes it otherwise.
+func (c *conn) flow() {
+	st := c.state.Load()
+	want := st == stIdle || st == stDone ||
+		st == stBusy && (c.cur == nil || c.cur.body.room())
+	switch {
+	case want && c.held:
+		c.held = false
+		c.ec.ResumeRead()
+	case !want && !c.held:
+		c.held = true
+		c.ec.PauseRead()
+	}
+}
+
+// OnEOF keeps a connection whose client half-closed open until the
+// response in progress is written, as net/http does; the request's
+// context is canceled, as net/http's is when its background read sees
+// the end.
+func (h *loopHandler) OnEOF(ec *engine.Conn) engine.Action {
+	c := ec.Context().(*conn)
+	c.eof = true
+	c.quit.Store(true)
+	if ex := c.cur; ex != nil {
+		c.endBody(ex, errUnexpectedEOF)
+	}
+	switch c.state.Load() {
+	case stIdle, stDone:
+		return engine.Close
+	}
+	if ctx := c.busy.Load(); ctx != nil {
+		ctx.cancel(context.Canceled)
+	}
+	return engine.None
+}
+
+func (h *loopHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {
+	c := ec.Context().(*conn)
+	if err == engine.ErrWriteDeadline {
+		c.quit.Store(true)
+		ec.Abort()
+		return engine.None
+	}
+	if ex := c.cur; ex != nil && c.state.Load() == stBusy {
+		c.quit.Store(true)
+		c.endBody(ex, errReadTimeout) // the handler answers; the connection then closes
+		return engine.None
+	}
+	if c.state.Load() == stIdle {
+		return engine.Close
+	}
+	return engine.None
+}
+
+func (h *loopHandler) OnClose(ec *engine.Conn, err error) {
+	c, ok := ec.Context().(*conn)
+	if !ok || c.ec == nil {
+		return // refused before OnOpen (a failed TLS handshake)
+	}
+	c.closed = true
+	c.quit.Store(true)
+	if ex := c.cur; ex != nil {
+		c.endBody(ex, errUnexpectedEOF)
+	}
+	if ctx := c.busy.Load(); ctx != nil {
+		ctx.cancel(context.Canceled)
+	}
+	s := (*Server)(h)
+	s.removeConn(c)
+	if err != engine.ErrDetached {
+		s.setState(c, http.StateClosed)
+	}
+}
+
+// headerTimeout is ReadHeaderTimeout, or ReadTimeout when it is 0.
+func (s *Server) headerTimeout() time.Duration {
+	if s.ReadHeaderTimeout > 0 {
+		return s.ReadHeaderTimeout
+	}
+	return s.ReadTimeout
+}
+
+// idleTimeout is IdleTimeout, or ReadTimeout when it is 0.
+func (s *Server) idleTimeout() time.Duration {
+	if s.IdleTimeout > 0 {
+		return s.IdleTimeout
+	}
+	return s.ReadTimeout
+}

@@ -1,0 +1,196 @@
+package http1
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/galeio/gale/engine"
+)
+
+// exchange is one request and its response. It is pooled: the loop holds
+// one reference while it reads the request's body, the handler's
+// goroutine one while the handler runs, and the last to let go returns it.
+type exchange struct {
+	c    *conn
+	req  *http.Request
+	ctx  *reqCtx
+	body body
+	resp response
+	refs atomic.Int32
+
+	// bodyDone is set by the loop once the body is read to its end (or
+	// failed): the handler's goroutine may then hand the connection
+	// straight back.
+	bodyDone atomic.Bool
+
+	// Loop-owned: the body's framing.
+	chunked   bool
+	remaining int64 // bytes of a Content-Length body still to read
+	dec       chunkedDecoder
+	discarded int64 // bytes dropped after the handler returned
+
+	hijackBuf []byte // the unread body a hijack hands over
+}
+
+var exchanges = sync.Pool{New: func() any { return new(exchange) }}
+
+// release drops a reference; the last returns ex to the pool.
+func (ex *exchange) release() {
+	if ex.refs.Add(-1) != 0 {
+		return
+	}
+	ex.body.reset()
+	ex.resp.reset()
+	ex.c, ex.req, ex.ctx = nil, nil, nil
+	ex.bodyDone.Store(false)
+	ex.chunked, ex.remaining, ex.discarded = false, 0, 0
+	ex.hijackBuf = ex.hijackBuf[:0]
+	ex.dec = chunkedDecoder{}
+	exchanges.Put(ex)
+}
+
+// begin starts serving req, whose head was just consumed from in: it
+// frames the body, hands the request to a handler and feeds it the body
+// bytes already here. It reports true when the connection may go on.
+func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool) {
+	s := c.s
+	if req.Header.Get("Expect") != "" && !expectsContinue(req) {
+		c.quit.Store(true)
+		c.ec.Write([]byte("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+		return engine.Close, false
+	}
+	ex := exchanges.Get().(*exchange)
+	ex.c = c
+	ex.refs.Store(1)
+	ex.ctx = newReqCtx(c)
+	r := req.WithContext(ex.ctx)
+	r.RemoteAddr, r.TLS = c.raddr, c.tls
+	if len(req.TransferEncoding) > 0 && req.TransferEncoding[0] == "chunked" {
+		ex.chunked = true
+	} else {
+		ex.remaining = req.ContentLength
+	}
+	if ex.chunked || ex.remaining > 0 {
+		ex.body.init(ex, r, s.bodyBufferSize(), s.MaxBodyBytes)
+		ex.body.expect = r.ProtoAtLeast(1, 1) && expectsContinue(r)
+		r.Body = &ex.body
+		ex.refs.Add(1)
+		c.cur = ex
+	} else {
+		r.Body = http.NoBody
+		ex.bodyDone.Store(true)
+	}
+	ex.req = r
+	ex.resp.init(ex)
+	if d := s.WriteTimeout; d > 0 {
+		c.ec.SetWriteDeadline(time.Now().Add(d))
+	}
+	if d := s.ReadTimeout; d > 0 && c.cur != nil {
+		c.ec.SetReadDeadline(time.Now().Add(d))
+	} else if s.headerTimeout() > 0 {
+		c.ec.SetReadDeadline(time.Time{})
+	}
+	c.state.Store(stBusy)
+	c.busy.Store(ex.ctx)
+	if !s.pool.submit(ex) {
+		s.logf("http1: %v: refusing a request from %s", errNoHandlers, c.raddr)
+		c.state.Store(stIdle)
+		c.busy.Store(nil)
+		if c.cur != nil {
+			c.cur = nil
+			ex.release()
+		}
+		ex.ctx.cancel(context.Canceled)
+		ex.release()
+		c.quit.Store(true)
+		c.ec.Write([]byte("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+		return engine.Close, false
+	}
+	return engine.None, true
+}
+
+func expectsContinue(r *http.Request) bool {
+	return asciiEqualFold(r.Header.Get("Expect"), "100-continue")
+}
+
+func asciiEqualFold(a, b string) bool { return len(a) == len(b) && strings.EqualFold(a, b) }
+
+func (s *Server) bodyBufferSize() int {
+	if s.BodyBufferSize > 0 {
+		return s.BodyBufferSize
+	}
+	return 64 << 10
+}
+
+// run serves ex on a handler goroutine.
+func (ex *exchange) run() {
+	c, s := ex.c, ex.c.s
+	defer ex.finish()
+	defer func() {
+		if p := recover(); p != nil {
+			ex.resp.abort()
+			if p != http.ErrAbortHandler {
+				s.logf("http: panic serving %v: %v\n%s", c.raddr, p, stack())
+			}
+		}
+	}()
+	h := s.Handler
+	if h == nil {
+		h = http.DefaultServeMux
+	}
+	if ex.req.RequestURI == "*" && ex.req.Method == "OPTIONS" {
+		h = optionsHandler{}
+	}
+	h.ServeHTTP(&ex.resp, ex.req)
+}
+
+// finish ends the response, then hands the connection back to the loop:
+// directly when the loop has nothing to do for it, with a Wake when it
+// holds input or a body to discard.
+func (ex *exchange) finish() {
+	c := ex.c
+	hijacked := ex.resp.hijacked
+	if !hijacked {
+		ex.resp.finish()
+	}
+	ex.ctx.cancel(context.Canceled)
+	c.busy.CompareAndSwap(ex.ctx, nil)
+	if hijacked {
+		ex.release()
+		return
+	}
+	if ex.resp.closeAfter || !c.s.keepAlives() {
+		c.quit.Store(true)
+		c.ec.Close()
+	} else {
+		c.s.setState(c, http.StateIdle)
+		if d := c.s.idleTimeout(); d > 0 {
+			c.ec.SetReadDeadline(time.Now().Add(d))
+		}
+	}
+	done := ex.bodyDone.Load()
+	if !done {
+		ex.body.abandon()
+	}
+	ex.release()
+	if done && c.state.CompareAndSwap(stBusy, stIdle) {
+		return
+	}
+	c.state.Store(stDone)
+	c.ec.Wake()
+}
+
+// optionsHandler answers "OPTIONS *" as net/http does.
+type optionsHandler struct{}
+
+func (optionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Length", "0")
+	if r.ContentLength != 0 {
+		io.Copy(io.Discard, io.LimitReader(r.Body, 4<<10))
+	}
+}

@@ -1,0 +1,242 @@
+package http1
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/galeio/gale/engine"
+	"golang.org/x/net/http/httpguts"
+)
+
+// A request's head is framed here, on the loop, as its bytes arrive: the
+// loop keeps them unconsumed in the connection's input, and each call
+// searches only the bytes it has not searched before for the blank line
+// that ends the head. Once the head is whole, net/http's parser reads it.
+
+// headSlack is what net/http's server reads beyond MaxHeaderBytes before
+// it answers 431 (its read limit is MaxHeaderBytes plus a bufio.Reader's
+// worth).
+const headSlack = 4096
+
+func (s *Server) maxHead() int {
+	n := s.MaxHeaderBytes
+	if n <= 0 {
+		n = http.DefaultMaxHeaderBytes
+	}
+	return n + headSlack
+}
+
+// headEnd returns the length of the head at the front of b, through the
+// blank line that ends it (a line ending "\n" or "\r\n", as net/http's
+// textproto reader takes lines), or -1 if b holds no whole head. from is
+// where the search may start: the bytes before it were searched.
+func headEnd(b []byte, from int) int {
+	if len(b) > 0 && b[0] == '\n' {
+		return 1 // an empty request line: net/http refuses it
+	}
+	if len(b) > 1 && b[0] == '\r' && b[1] == '\n' {
+		return 2
+	}
+	for i := from; i < len(b); {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return -1
+		}
+		i += j + 1
+		switch {
+		case i < len(b) && b[i] == '\n':
+			return i + 1
+		case i+1 < len(b) && b[i] == '\r' && b[i+1] == '\n':
+			return i + 2
+		}
+	}
+	return -1
+}
+
+// readHead frames and parses the head at the front of in. It reports
+// true once a request has been handed to a handler, and false when the
+// head is not whole yet or was refused (with the action to take).
+func (c *conn) readHead(in *engine.Inbound) (engine.Action, bool) {
+	s := c.s
+	b := in.Bytes()
+	if c.afterPOST {
+		// net/http tolerates up to 4 CR or LF bytes after a POST's body
+		// (RFC 9112 section 2.2, for old clients).
+		if len(b) < 4 && !c.eof {
+			return engine.None, false
+		}
+		n := 0
+		for n < min(4, len(b)) && (b[n] == '\r' || b[n] == '\n') {
+			n++
+		}
+		in.Discard(n)
+		b = b[n:]
+		c.afterPOST = false
+		if len(b) == 0 {
+			return engine.None, false
+		}
+	}
+	if !c.inHead {
+		c.inHead = true
+		if c.served > 0 {
+			s.setState(c, http.StateActive)
+			if d := s.headerTimeout(); d > 0 {
+				c.ec.SetReadDeadline(time.Now().Add(d))
+			}
+		} else {
+			s.setState(c, http.StateActive)
+		}
+	}
+	end := headEnd(b, c.scanned)
+	if end < 0 || end > s.maxHead() {
+		if len(b) > s.maxHead() {
+			return c.refuse(errTooLarge), false
+		}
+		c.scanned = max(0, len(b)-2)
+		return engine.None, false
+	}
+	req, err := s.parseHead(b[:end])
+	in.Discard(end)
+	c.scanned, c.inHead = 0, false
+	if err != nil {
+		return c.refuse(err), false
+	}
+	c.served++
+	c.afterPOST = req.Method == "POST"
+	return c.begin(req, in)
+}
+
+// headReader reads a framed head for http.ReadRequest.
+type headReader struct {
+	src bytes.Reader
+	br  *bufio.Reader
+}
+
+var headReaders = sync.Pool{New: func() any {
+	h := &headReader{}
+	h.br = bufio.NewReaderSize(&h.src, 4096)
+	return h
+}}
+
+// parseHead parses a whole head as net/http's server does: its parser,
+// then the checks its server adds.
+func (s *Server) parseHead(head []byte) (*http.Request, error) {
+	h := headReaders.Get().(*headReader)
+	h.src.Reset(head)
+	h.br.Reset(&h.src)
+	req, err := http.ReadRequest(h.br)
+	h.src.Reset(nil)
+	h.br.Reset(&h.src)
+	headReaders.Put(h)
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "unsupported transfer encoding") {
+			return nil, errUnsupportedTE
+		}
+		return nil, err
+	}
+	return req, checkRequest(req, head)
+}
+
+// checkRequest applies the rules net/http's server adds to its parser's.
+// http.ReadRequest has moved the Host field to req.Host, so its presence
+// and value are taken from the head.
+func checkRequest(req *http.Request, head []byte) error {
+	if req.ProtoMajor != 1 && !(req.ProtoMajor == 2 && req.ProtoMinor == 0 && req.Method == "PRI" && req.RequestURI == "*") {
+		return statusError{http.StatusHTTPVersionNotSupported, "unsupported protocol version"}
+	}
+	host, haveHost := hostField(head)
+	if req.ProtoAtLeast(1, 1) && !haveHost && !isH2Upgrade(req) && req.Method != "CONNECT" {
+		return statusError{http.StatusBadRequest, "missing required Host header"}
+	}
+	if haveHost {
+		v := req.Host
+		if req.URL.Host != "" {
+			v = string(host) // absolute form: the field is not req.Host
+		}
+		if !httpguts.ValidHostHeader(v) {
+			return statusError{http.StatusBadRequest, "malformed Host header"}
+		}
+	}
+	for k, vv := range req.Header {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return statusError{http.StatusBadRequest, "invalid header name"}
+		}
+		for _, v := range vv {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return statusError{http.StatusBadRequest, "invalid header value"}
+			}
+		}
+	}
+	return nil
+}
+
+// hostField finds the Host field in a head that http.ReadRequest
+// accepted (so it has at most one), and returns its value, trimmed.
+func hostField(head []byte) ([]byte, bool) {
+	i := bytes.IndexByte(head, '\n')
+	for i >= 0 && i+1 < len(head) {
+		line := head[i+1:]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		if len(line) >= 5 && line[4] == ':' && (line[0]|0x20) == 'h' && (line[1]|0x20) == 'o' && (line[2]|0x20) == 's' && (line[3]|0x20) == 't' {
+			return bytes.Trim(line[5:], " \t\r"), true
+		}
+		k := bytes.IndexByte(head[i+1:], '\n')
+		if k < 0 {
+			break
+		}
+		i += k + 1
+	}
+	return nil, false
+}
+
+func isH2Upgrade(r *http.Request) bool {
+	return r.Method == "PRI" && len(r.Header) == 0 && r.URL.Path == "*" && r.Proto == "HTTP/2.0"
+}
+
+// statusError answers a refused request with its status and text, as
+// net/http's server does.
+type statusError struct {
+	code int
+	text string
+}
+
+func (e statusError) Error() string { return http.StatusText(e.code) + ": " + e.text }
+
+var (
+	errTooLarge      = errors.New("http1: request head too large")
+	errUnsupportedTE = errors.New("http1: unsupported transfer encoding")
+)
+
+// refuse answers a head that cannot be served, with the status and text
+// net/http's server sends, and closes the connection after it.
+func (c *conn) refuse(err error) engine.Action {
+	c.quit.Store(true)
+	const hdrs = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+	var msg string
+	switch e := err.(type) {
+	case statusError:
+		st := fmt.Sprintf("%d %s: %s", e.code, http.StatusText(e.code), e.text)
+		msg = "HTTP/1.1 " + st + hdrs + st
+	default:
+		switch err {
+		case errTooLarge:
+			const st = "431 Request Header Fields Too Large"
+			msg = "HTTP/1.1 " + st + hdrs + st
+		case errUnsupportedTE:
+			msg = "HTTP/1.1 501 Not Implemented" + hdrs + "Unsupported transfer encoding"
+		default:
+			const st = "400 Bad Request"
+			msg = "HTTP/1.1 " + st + hdrs + st
+		}
+	}
+	c.ec.Write([]byte(msg))
+	return engine.Close
+}

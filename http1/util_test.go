@@ -1,0 +1,60 @@
+package http1_test
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/http1"
+)
+
+// start serves h with srv (a new Server when nil) on a loopback port and
+// returns its address; the server is shut down when the test ends.
+func start(t testing.TB, srv *http1.Server, h http.Handler) string {
+	t.Helper()
+	if srv == nil {
+		srv = &http1.Server{}
+	}
+	srv.Handler = h
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+			srv.Close()
+		}
+		if err := <-done; err != http.ErrServerClosed {
+			t.Errorf("Serve returned %v, want ErrServerClosed", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// client returns an http.Client whose idle connections close when the
+// test ends.
+func client(t testing.TB) *http.Client {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+// rawConn dials addr for a test that writes requests by hand.
+func rawConn(t testing.TB, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	return c, bufio.NewReader(c)
+}
