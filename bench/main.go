@@ -27,8 +27,9 @@
 // std-tls, from benchrun, with nbio-tls, nbio's TLS echo (nbio_tls.go).
 //
 // The HTTP scenarios (-scenarios http, which need wrk) compare gale's
-// HTTP/1.1 server and std-http (net/http), from benchrun, with nbhttp
-// (nbio's, nbhttp.go) and fasthttp (fasthttp.go).
+// HTTP/1.1 servers (gale-http and gale-http-mixed, http1.go) and
+// std-http (net/http), from benchrun, with nbhttp (nbio's, nbhttp.go)
+// and fasthttp (fasthttp.go).
 package main
 
 import (
@@ -53,10 +54,10 @@ var httpPeers = []benchrun.Server{nbhttpServer, fasthttpServer}
 func config() benchrun.Config {
 	return benchrun.Config{
 		Command:     "bench",
-		Servers:     slices.Concat(benchrun.GaleServers(), peers, benchrun.TLSServers(), tlsPeers, benchrun.HTTPServers(), httpPeers),
+		Servers:     slices.Concat(benchrun.GaleServers(), peers, benchrun.TLSServers(), tlsPeers, benchrun.HTTPServers(), benchrun.GaleHTTPServers(serveHTTP1), httpPeers),
 		Default:     []string{"stdnet", "cepoll", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring"},
 		DefaultTLS:  []string{"std-tls", "nbio-tls", "engine-tls"},
-		DefaultHTTP: []string{"std-http", "nbhttp", "fasthttp"},
+		DefaultHTTP: []string{"std-http", "nbhttp", "fasthttp", "gale-http", "gale-http-mixed"},
 		Full:        true,
 		Usage:       "bench: gale's echo servers against its peers' (gaio, gnet, nbio, evio, netpoll, rio) and C epoll and io_uring references, on loopback; its HTTP servers against net/http, nbhttp and fasthttp. Flags:",
 	}

@@ -23,9 +23,10 @@
 // server on Engine.ListenTLS) and std-tls (stdnet's code over crypto/tls),
 // with the same certificate; bench adds nbio-tls.
 //
-// HTTP/1.1 servers, which run the http- scenarios alone: std-http
-// (net/http's Server, default settings) and gale's; bench adds nbhttp
-// and fasthttp. Each serves "Hello, World!" on /, 64 KiB on /64k and
+// HTTP/1.1 servers, which run the http- scenarios alone: gale-http
+// (package http1's Server, default settings), gale-http-mixed (the same
+// in ModeMixed) and std-http (net/http's Server, default settings);
+// bench adds nbhttp and fasthttp. Each serves "Hello, World!" on /, 64 KiB on /64k and
 // answers a POST to /upload with the length of its body, read whole.
 //
 // Scenarios:
@@ -89,10 +90,10 @@ func main() {
 	}
 	benchrun.Main(benchrun.Config{
 		Command:     "galebench",
-		Servers:     slices.Concat(benchrun.GaleServers(), benchrun.TLSServers(), benchrun.HTTPServers()),
+		Servers:     slices.Concat(benchrun.GaleServers(), benchrun.TLSServers(), benchrun.HTTPServers(), benchrun.GaleHTTPServers(serveHTTP1)),
 		Default:     []string{"aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring", "stdnet"},
 		DefaultTLS:  []string{"engine-tls", "std-tls"},
-		DefaultHTTP: []string{"std-http"},
+		DefaultHTTP: []string{"gale-http", "gale-http-mixed", "std-http"},
 		Usage:       "galebench: gale's echo servers against std net's on loopback. Flags:",
 	})
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// TestHTTPSmoke runs every HTTP scenario against every HTTP server of
-// benchrun (std-http and gale's), briefly: one second of wrk per load
+// TestHTTPSmoke runs every HTTP scenario against std-http and gale's
+// HTTP servers, briefly: one second of wrk per load
 // case, the least it runs. Without wrk it is skipped, unless CI=1, where
 // a missing wrk fails it.
 func TestHTTPSmoke(t *testing.T) {
@@ -23,7 +23,7 @@ func TestHTTPSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	var servers []string
-	for _, s := range HTTPServers() {
+	for _, s := range append(HTTPServers(), GaleHTTPServers(serveHTTP1)...) {
 		servers = append(servers, s.Name)
 	}
 	dir := t.TempDir()

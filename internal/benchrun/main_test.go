@@ -102,7 +102,7 @@ func testServers() []Server {
 			c.Close()
 		}
 	}}
-	return slices.Concat(GaleServers(), TLSServers(), HTTPServers(), []Server{closer})
+	return slices.Concat(GaleServers(), TLSServers(), HTTPServers(), GaleHTTPServers(serveHTTP1), []Server{closer})
 }
 
 // TestFailureRecorded checks that a server which cannot serve a case is
