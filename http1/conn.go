@@ -37,11 +37,12 @@ type conn struct {
 	// when the connection ends under it.
 	busy atomic.Pointer[reqCtx]
 
-	scanned   int  // head bytes already searched for the head's end
-	inHead    bool // a head has begun arriving
-	afterPOST bool // the last request was a POST: skip stray CRLFs
-	held      bool // reading paused (PauseRead)
-	eof       bool // the peer closed its side
+	scanned   int       // head bytes already searched for the head's end
+	inHead    bool      // a head has begun arriving
+	headAt    time.Time // when it did
+	afterPOST bool      // the last request was a POST: skip stray CRLFs
+	held      bool      // reading paused (PauseRead)
+	eof       bool      // the peer closed its side
 	closed    bool
 	cur       *exchange // the request whose body the loop still reads
 	served    int
@@ -131,6 +132,11 @@ func (c *conn) serveInput(in *engine.Inbound) engine.Action {
 // input in hand, or for the handler to read the body it has, and
 // resumes it otherwise.
 func (c *conn) flow() {
+	if ex := c.cur; ex != nil && !ex.readBy.IsZero() {
+		// ReadTimeout bounds the whole body; the engine's read deadline
+		// is met by each consumption, so it is set again.
+		c.ec.SetReadDeadline(ex.readBy)
+	}
 	st := c.state.Load()
 	want := st == stIdle || st == stDone ||
 		st == stBusy && (c.cur == nil || c.cur.body.room())
@@ -185,8 +191,16 @@ func (h *loopHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {
 
 func (h *loopHandler) OnClose(ec *engine.Conn, err error) {
 	c, ok := ec.Context().(*conn)
-	if !ok || c.ec == nil {
-		return // refused before OnOpen (a failed TLS handshake)
+	if !ok {
+		return
+	}
+	s := (*Server)(h)
+	if c.ec == nil { // no OnOpen: a TLS handshake failed
+		s.open.Add(-1)
+		if err != nil && err != engine.ErrEngineStopped {
+			s.logf("http: TLS handshake error from %v: %v", ec.RemoteAddr(), err)
+		}
+		return
 	}
 	c.closed = true
 	c.quit.Store(true)
@@ -196,7 +210,6 @@ func (h *loopHandler) OnClose(ec *engine.Conn, err error) {
 	if ctx := c.busy.Load(); ctx != nil {
 		ctx.cancel(context.Canceled)
 	}
-	s := (*Server)(h)
 	s.removeConn(c)
 	if err != engine.ErrDetached {
 		s.setState(c, http.StateClosed)

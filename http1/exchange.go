@@ -35,6 +35,8 @@ type exchange struct {
 	discarded int64 // bytes dropped after the handler returned
 
 	hijackBuf []byte // the unread body a hijack hands over
+
+	readBy time.Time // ReadTimeout's end for the body, if any
 }
 
 var exchanges = sync.Pool{New: func() any { return new(exchange) }}
@@ -50,6 +52,7 @@ func (ex *exchange) release() {
 	ex.bodyDone.Store(false)
 	ex.chunked, ex.remaining, ex.discarded = false, 0, 0
 	ex.hijackBuf = ex.hijackBuf[:0]
+	ex.readBy = time.Time{}
 	ex.dec = chunkedDecoder{}
 	exchanges.Put(ex)
 }
@@ -91,7 +94,8 @@ func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool
 		c.ec.SetWriteDeadline(time.Now().Add(d))
 	}
 	if d := s.ReadTimeout; d > 0 && c.cur != nil {
-		c.ec.SetReadDeadline(time.Now().Add(d))
+		ex.readBy = c.headAt.Add(d)
+		c.ec.SetReadDeadline(ex.readBy)
 	} else if s.headerTimeout() > 0 {
 		c.ec.SetReadDeadline(time.Time{})
 	}

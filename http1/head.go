@@ -83,14 +83,18 @@ func (c *conn) readHead(in *engine.Inbound) (engine.Action, bool) {
 		}
 	}
 	if !c.inHead {
+		// The head's first bytes: as in net/http, the idle timeout ends
+		// and the header timeout runs from here (from the connection's
+		// start for its first request).
 		c.inHead = true
+		c.headAt = time.Now()
+		s.setState(c, http.StateActive)
 		if c.served > 0 {
-			s.setState(c, http.StateActive)
 			if d := s.headerTimeout(); d > 0 {
-				c.ec.SetReadDeadline(time.Now().Add(d))
+				c.ec.SetReadDeadline(c.headAt.Add(d))
+			} else if s.idleTimeout() > 0 {
+				c.ec.SetReadDeadline(time.Time{})
 			}
-		} else {
-			s.setState(c, http.StateActive)
 		}
 	}
 	end := headEnd(b, c.scanned)

@@ -38,6 +38,8 @@ type response struct {
 	buf         []byte // body bytes not yet written
 	head        []byte // the head being built
 	keys        []string
+	vec         [5][]byte // send's writev, kept here so that it does not escape each time
+	chunkHdr    [20]byte
 	err         error // the first write error: every later write fails with it
 }
 

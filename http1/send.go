@@ -19,15 +19,13 @@ func (w *response) send(p []byte) error {
 	if w.err != nil {
 		return w.err
 	}
-	var vec [5][]byte
-	bufs := vec[:0]
+	bufs := w.vec[:0]
 	if len(w.head) > 0 {
 		bufs = append(bufs, w.head)
 	}
 	n := len(w.buf) + len(p)
-	var hdr [20]byte
 	if w.chunking && n > 0 {
-		h := strconv.AppendInt(hdr[:0], int64(n), 16)
+		h := strconv.AppendInt(w.chunkHdr[:0], int64(n), 16)
 		bufs = append(bufs, append(h, '\r', '\n'))
 	}
 	if len(w.buf) > 0 {
@@ -39,10 +37,15 @@ func (w *response) send(p []byte) error {
 	if w.chunking && n > 0 {
 		bufs = append(bufs, crlf)
 	}
-	return w.writev(bufs)
+	err := w.writev(bufs)
+	clear(w.vec[:])
+	return err
 }
 
-var crlf = []byte("\r\n")
+var (
+	crlf         = []byte("\r\n")
+	continueLine = []byte("HTTP/1.1 100 Continue\r\n\r\n")
+)
 
 // writev writes bufs to the connection, then waits while the client lets
 // too much pile up.
@@ -85,7 +88,9 @@ func (w *response) finish() {
 		w.head = append(w.head[:0], "0\r\n"...)
 		w.head = w.appendTrailers(w.head)
 		w.head = append(w.head, "\r\n"...)
-		w.writev([][]byte{w.head})
+		w.vec[0] = w.head
+		w.writev(w.vec[:1])
+		w.vec[0] = nil
 		return
 	}
 	if len(w.head) > 0 || len(w.buf) > 0 {
@@ -130,7 +135,7 @@ func (w *response) writeContinue() {
 		return
 	}
 	w.sentCont = true
-	w.c.ec.Write([]byte("HTTP/1.1 100 Continue\r\n\r\n"))
+	w.c.ec.Write(continueLine)
 }
 
 // writeInformational writes a 1xx response (103 Early Hints, say) with

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -35,7 +36,8 @@ func (s *Server) serve(l net.Listener, cfg *tls.Config) error {
 			if s.shutting.Load() {
 				return ErrServerClosed
 			}
-			if ne, ok := err.(net.Error); ok && ne.Temporary() { //nolint:staticcheck // net/http's rule: EMFILE and the like pass
+			//lint:ignore SA1019 net/http's rule: EMFILE and the like pass
+			if ne, ok := err.(net.Error); ok && ne.Temporary() {
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
 				s.logf("http1: Accept error: %v; retrying in %v", err, delay)
 				time.Sleep(delay)
@@ -83,7 +85,11 @@ func (s *Server) start() error {
 	if s.eng != nil {
 		return nil
 	}
-	e, err := engine.New((*loopHandler)(s), s.Engine)
+	opts := s.Engine
+	if opts.Backend == engine.Auto && runtime.GOOS == "linux" {
+		opts.Backend = engine.Epoll // see Server.Engine
+	}
+	e, err := engine.New((*loopHandler)(s), opts)
 	if err != nil {
 		return err
 	}

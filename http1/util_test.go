@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -58,3 +59,6 @@ func rawConn(t testing.TB, addr string) (net.Conn, *bufio.Reader) {
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	return c, bufio.NewReader(c)
 }
+
+// errDeadline is what a read past its deadline matches.
+var errDeadline = os.ErrDeadlineExceeded

@@ -1,0 +1,245 @@
+package http1_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/internal/tlstest"
+)
+
+// serveBare serves h with srv and returns the address and Serve's result;
+// the test shuts it down itself.
+func serveBare(t *testing.T, srv *http1.Server, h http.Handler) (string, chan error) {
+	t.Helper()
+	srv.Handler = h
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	return ln.Addr().String(), done
+}
+
+// Shutdown closes idle connections at once, lets the request in flight
+// finish with "Connection: close", refuses new connections, and returns
+// when the last is gone.
+func TestShutdownDrains(t *testing.T) {
+	srv := &http1.Server{}
+	inHandler, release := make(chan struct{}), make(chan struct{})
+	addr, served := serveBare(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			close(inHandler)
+			<-release
+		}
+		io.WriteString(w, "done")
+	}))
+	idle, idleR := rawConn(t, addr)
+	io.WriteString(idle, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(idleR, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	busy, busyR := rawConn(t, addr)
+	io.WriteString(busy, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-inHandler
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(context.Background()) }()
+	if _, err := idleR.ReadByte(); err != io.EOF {
+		t.Fatalf("idle connection: %v, want EOF", err)
+	}
+	if err := <-served; err != http.ErrServerClosed {
+		t.Fatalf("Serve: %v", err)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatal("a new connection was accepted after Shutdown")
+	}
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v with a request in flight", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	resp, err = http.ReadResponse(busyR, nil)
+	if err != nil || !resp.Close {
+		t.Fatalf("in-flight response: %+v, %v; want it, with Connection: close", resp, err)
+	}
+	if b, _ := io.ReadAll(resp.Body); string(b) != "done" {
+		t.Fatalf("body %q", b)
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+// Shutdown returns ctx's error when a request outlasts it; Close then
+// cuts it.
+func TestShutdownTimeoutThenClose(t *testing.T) {
+	srv := &http1.Server{}
+	inHandler, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	addr, served := serveBare(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(inHandler)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-inHandler
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != context.DeadlineExceeded {
+		t.Fatalf("Shutdown: %v, want DeadlineExceeded", err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("the connection survived Close")
+	}
+	<-served
+}
+
+func TestIdleTimeout(t *testing.T) {
+	addr := start(t, &http1.Server{IdleTimeout: 100 * time.Millisecond}, echoHandler())
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	t0 := time.Now()
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("idle connection: %v, want EOF", err)
+	}
+	if d := time.Since(t0); d < 50*time.Millisecond || d > 3*time.Second {
+		t.Fatalf("closed after %v, want about 100ms", d)
+	}
+}
+
+func TestConnStates(t *testing.T) {
+	var mu sync.Mutex
+	var states []http.ConnState
+	closed := make(chan struct{})
+	srv := &http1.Server{ConnState: func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		states = append(states, st)
+		mu.Unlock()
+		if st == http.StateClosed {
+			close(closed)
+		}
+	}}
+	addr := start(t, srv, echoHandler())
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	c.Close()
+	<-closed
+	mu.Lock()
+	defer mu.Unlock()
+	want := []http.ConnState{http.StateNew, http.StateActive, http.StateIdle, http.StateClosed}
+	if len(states) != len(want) {
+		t.Fatalf("states %v, want %v", states, want)
+	}
+	for i := range want {
+		if states[i] != want[i] {
+			t.Fatalf("states %v, want %v", states, want)
+		}
+	}
+}
+
+// ModeMixed serves the first connections with net/http's goroutines and
+// the rest from the loops; both answer alike.
+func TestModeMixed(t *testing.T) {
+	var mu sync.Mutex
+	conns := map[string]bool{}
+	srv := &http1.Server{Mode: http1.ModeMixed, MixedThreshold: 2, ConnState: func(c net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			mu.Lock()
+			_, std := c.(*net.TCPConn)
+			conns[c.RemoteAddr().String()] = std
+			mu.Unlock()
+		}
+	}}
+	addr := start(t, srv, echoHandler())
+	var open []net.Conn
+	for i := 0; i < 4; i++ {
+		c, br := rawConn(t, addr)
+		io.WriteString(c, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := io.ReadAll(resp.Body); string(b) != "Hello, World!" {
+			t.Fatalf("conn %d: %q", i, b)
+		}
+		open = append(open, c)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	std := 0
+	for _, isStd := range conns {
+		if isStd {
+			std++
+		}
+	}
+	if len(conns) != 4 || std != 2 {
+		t.Fatalf("%d conns, %d with a goroutine; want 4 and 2", len(conns), std)
+	}
+}
+
+func TestServeTLS(t *testing.T) {
+	pki := tlstest.Get()
+	dir := t.TempDir()
+	files, err := pki.Files(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http1.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || r.TLS.NegotiatedProtocol != "http/1.1" {
+			t.Errorf("r.TLS = %+v", r.TLS)
+		}
+		io.WriteString(w, "secure")
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeTLS(ln, files.ServerCert, files.ServerKey) }()
+	defer func() {
+		srv.Shutdown(context.Background())
+		<-done
+	}()
+	cfg := pki.ClientConfig()
+	cfg.NextProtos = []string{"h2", "http/1.1"}
+	tr := &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	for i := 0; i < 3; i++ {
+		resp, err := cl.Get("https://" + ln.Addr().String() + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "secure" || resp.ProtoMajor != 1 {
+			t.Fatalf("got %q over %s", b, resp.Proto)
+		}
+	}
+}
