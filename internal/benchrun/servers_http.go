@@ -39,7 +39,7 @@ func GaleHTTPServers(serve func(ln net.Listener, h http.Handler, mixed bool) err
 	}
 	return []Server{
 		{Name: "gale-http", ServeHTTP: with(false), Gale: true,
-			Note: "gale http1.Server{Handler: HTTPHandler} at its defaults, Serve on the listener: ModeLoop (every connection on the engine's loops, a goroutine from a pool per request being handled), the engine's default Options (Backend Auto: io_uring where the kernel allows it, else epoll; GALE_BACKEND=epoll, inherited by the server children, forces epoll)"},
+			Note: "gale http1.Server{Handler: HTTPHandler} at its defaults, Serve on the listener: ModeLoop (every connection on the engine's loops, a goroutine from a pool per request being handled), the engine's default Options, with Backend Auto, which http1 takes for epoll on Linux (GALE_BACKEND, inherited by the server children, overrides it)"},
 		{Name: "gale-http-mixed", ServeHTTP: with(true), Gale: true,
 			Note: "gale-http with Mode http1.ModeMixed: net/http's own server (a goroutine per connection) while fewer than MixedThreshold (default 1,000) connections are open, the loops beyond"},
 	}
