@@ -90,7 +90,7 @@ func (h *loopHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
 func (h *loopHandler) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
 	c := ec.Context().(*conn)
 	act := c.serveInput(in)
-	c.flow()
+	c.flow(in)
 	return act
 }
 
@@ -144,7 +144,7 @@ func (c *conn) serveInput(in *engine.Inbound) engine.Action {
 // flow pauses reading while the connection waits for its handler with
 // input in hand, or for the handler to read the body it has, and
 // resumes it otherwise.
-func (c *conn) flow() {
+func (c *conn) flow(in *engine.Inbound) {
 	if ex := c.cur; ex != nil && !ex.readBy.IsZero() {
 		// ReadTimeout bounds the whole body; the engine's read deadline
 		// is met by each consumption, so it is set again.
@@ -156,10 +156,10 @@ func (c *conn) flow() {
 	switch {
 	case want && c.held:
 		c.held = false
-		c.ec.ResumeRead()
+		in.ResumeRead()
 	case !want && !c.held:
 		c.held = true
-		c.ec.PauseRead()
+		in.PauseRead()
 	}
 }
 

@@ -79,7 +79,7 @@ func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool
 		ex.remaining = req.ContentLength
 	}
 	if ex.chunked || ex.remaining > 0 {
-		ex.body.init(ex, r, s.bodyBufferSize(), s.MaxBodyBytes)
+		ex.body.init(ex, r, s.bodyBufferSize(), s.readSize(), s.MaxBodyBytes)
 		ex.body.expect = r.ProtoAtLeast(1, 1) && expectsContinue(r)
 		r.Body = &ex.body
 		ex.refs.Add(1)
@@ -127,6 +127,14 @@ func asciiEqualFold(a, b string) bool { return len(a) == len(b) && strings.Equal
 func (s *Server) bodyBufferSize() int {
 	if s.BodyBufferSize > 0 {
 		return s.BodyBufferSize
+	}
+	return 128 << 10
+}
+
+// readSize is the most a receive of the loop's brings.
+func (s *Server) readSize() int {
+	if n := s.Engine.ReadBufferSize; n > 0 {
+		return n
 	}
 	return 64 << 10
 }
