@@ -277,3 +277,14 @@ func (b *body) abandonTo(dst *[]byte) {
 		b.abandon()
 	}
 }
+
+// failed reports whether the body ended with an error (bad framing, cut
+// short, a timeout) rather than at its end.
+func (b *body) failed() bool {
+	if b.ex == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.end != nil && b.end != io.EOF
+}

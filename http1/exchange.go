@@ -63,7 +63,7 @@ func (ex *exchange) release() {
 func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool) {
 	s := c.s
 	if req.Header.Get("Expect") != "" && !expectsContinue(req) {
-		c.ec.Write([]byte("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+		c.ec.Write(expectationFailed(req))
 		c.linger(in)
 		return engine.None, false
 	}
@@ -214,4 +214,16 @@ func (optionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.(*response).closeAfterBody()
 		}
 	}
+}
+
+// expectationFailed is net/http's answer to an Expect it cannot meet: an
+// ordinary response, in the request's version, that closes.
+func expectationFailed(r *http.Request) []byte {
+	b := appendStatusLine(nil, r.ProtoAtLeast(1, 1), http.StatusExpectationFailed)
+	if r.ProtoAtLeast(1, 1) {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "Date: "...)
+	b = append(b, date()...)
+	return append(b, "\r\nContent-Length: 0\r\n\r\n"...)
 }
