@@ -23,6 +23,7 @@ type chunkedDecoder struct {
 	last    bool   // the last (zero) chunk was read: the trailer is next
 	done    bool
 	excess  int64 // framing bytes beyond what the data justifies
+	held    int   // trailer bytes received, while the trailer is not whole
 	trailer http.Header
 }
 
@@ -39,6 +40,7 @@ var (
 	errChunkExcess  = errors.New("chunked encoding contains too much non-data")
 	errChunkCRLF    = errors.New("malformed chunked encoding")
 	errChunkTrailer = errors.New("http: suspiciously long trailer after chunked body")
+	errTrailerEOF   = errors.New("http: unexpected EOF reading trailer")
 )
 
 // frame consumes the framing at the front of p, up to the next chunk
@@ -61,6 +63,7 @@ func (d *chunkedDecoder) frame(p []byte) (int, error) {
 		case d.last:
 			k, err := d.readTrailer(rest)
 			if err != nil || k == 0 {
+				d.held = len(rest)
 				return used, err
 			}
 			used += k
@@ -87,7 +90,9 @@ func (d *chunkedDecoder) took(n int) {
 // sizeLine reads a chunk-size line, and returns its length with its CRLF,
 // or 0 if it is not whole yet.
 func (d *chunkedDecoder) sizeLine(p []byte) (int, error) {
-	i := bytes.IndexByte(p, '\n')
+	// net/http reads the line with ReadSlice from a 4 KiB bufio.Reader:
+	// an LF past that is never seen.
+	i := bytes.IndexByte(p[:min(len(p), maxChunkLine)], '\n')
 	if i < 0 {
 		if len(p) >= maxChunkLine {
 			return 0, errChunkLine
@@ -114,7 +119,10 @@ func (d *chunkedDecoder) sizeLine(p []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	d.excess = max(d.excess-16-2*int64(min(n, 1<<40)), 0)
+	// As net/http computes it, int64 wrapping included: a size of 2^62
+	// or more can make the excess huge (0x6000000000000000 is refused).
+	d.excess -= 16 + 2*int64(n)
+	d.excess = max(d.excess, 0)
 	if d.excess > 16<<10 {
 		return 0, errChunkExcess
 	}
@@ -160,6 +168,10 @@ func (d *chunkedDecoder) readTrailer(p []byte) (int, error) {
 	if p[0] == '\r' && p[1] == '\n' {
 		return 2, nil
 	}
+	// net/http waits for a CRLFCRLF within the 4 KiB its bufio.Reader
+	// holds, then parses the trailer with ReadMIMEHeader, which ends it at
+	// the first empty line: that may come before, ending with a bare LF
+	// ("X: 1\n\n"), and what follows it is the next request.
 	i := bytes.Index(p[:min(len(p), maxChunkLine)], []byte("\r\n\r\n"))
 	if i < 0 {
 		if len(p) >= maxChunkLine {
@@ -167,10 +179,24 @@ func (d *chunkedDecoder) readTrailer(p []byte) (int, error) {
 		}
 		return 0, nil
 	}
-	h, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(p[:i+4]))).ReadMIMEHeader()
+	src := bytes.NewReader(p[:i+4])
+	br := bufio.NewReader(src)
+	h, err := textproto.NewReader(br).ReadMIMEHeader()
 	if err != nil {
 		return 0, err
 	}
 	d.trailer = http.Header(h)
-	return i + 4, nil
+	return i + 4 - src.Len() - br.Buffered(), nil
+}
+
+// atEOF returns the error net/http's body reader gives when the
+// connection ends before the body does.
+func (d *chunkedDecoder) atEOF() error {
+	switch {
+	case !d.last:
+		return errUnexpectedEOF
+	case d.held < 2:
+		return errTrailerEOF
+	}
+	return errChunkTrailer
 }

@@ -87,6 +87,9 @@ func (c *conn) endBody(ex *exchange, err error) {
 		return
 	}
 	c.cur = nil
+	if err == errUnexpectedEOF && ex.chunked && c.eof {
+		err = ex.dec.atEOF() // net/http's words for where it ended
+	}
 	var trailer = ex.dec.trailer
 	ex.body.finish(err, trailer)
 	if err != io.EOF {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
+	"reflect"
 	"sync"
 	"time"
 
@@ -65,21 +65,23 @@ func headEnd(b []byte, from int) int {
 func (c *conn) readHead(in *engine.Inbound) (engine.Action, bool) {
 	s := c.s
 	b := in.Bytes()
-	if c.afterPOST {
-		// net/http tolerates up to 4 CR or LF bytes after a POST's body
-		// (RFC 9112 section 2.2, for old clients).
+	if !c.inHead && c.served > 0 {
+		// Between requests net/http's server waits for 4 bytes (a Peek)
+		// before it reads the next head: fewer, then the client's end, and
+		// it closes without a word ("\n" after a request is no 400).
 		if len(b) < 4 && !c.eof {
 			return engine.None, false
 		}
-		n := 0
-		for n < min(4, len(b)) && (b[n] == '\r' || b[n] == '\n') {
-			n++
-		}
-		in.Discard(n)
-		b = b[n:]
-		c.afterPOST = false
-		if len(b) == 0 {
-			return engine.None, false
+		if c.afterPOST {
+			// It tolerates up to 4 CR or LF bytes after a POST's body
+			// (RFC 9112 section 2.2, for old clients).
+			n := 0
+			for n < min(4, len(b)) && (b[n] == '\r' || b[n] == '\n') {
+				n++
+			}
+			in.Discard(n)
+			b = b[n:]
+			c.afterPOST = false
 		}
 	}
 	if !c.inHead {
@@ -139,12 +141,20 @@ func (s *Server) parseHead(head []byte) (*http.Request, error) {
 	h.br.Reset(&h.src)
 	headReaders.Put(h)
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "unsupported transfer encoding") {
+		if isUnsupportedTE(err) {
 			return nil, errUnsupportedTE
 		}
 		return nil, err
 	}
 	return req, checkRequest(req, head)
+}
+
+// isUnsupportedTE reports whether err is net/http's unsupportedTEError,
+// which its server answers 501: a Transfer-Encoding other than "chunked",
+// or more than one Transfer-Encoding field ("too many transfer
+// encodings"). The type is unexported, so it is known by its name.
+func isUnsupportedTE(err error) bool {
+	return reflect.TypeOf(err).String() == "*http.unsupportedTEError"
 }
 
 // checkRequest applies the rules net/http's server adds to its parser's.
