@@ -278,13 +278,15 @@ func (b *body) abandonTo(dst *[]byte) {
 	}
 }
 
-// failed reports whether the body ended with an error (bad framing, cut
-// short, a timeout) rather than at its end.
+// failed reports whether the body ended with an error (bad framing, a
+// timeout) rather than at its end. A body cut short by the client's end
+// of stream does not count, as in net/http, whose body reader takes that
+// for an end once it has reported it.
 func (b *body) failed() bool {
 	if b.ex == nil {
 		return false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.end != nil && b.end != io.EOF
+	return b.end != nil && b.end != io.EOF && b.end != io.ErrUnexpectedEOF
 }
