@@ -94,7 +94,7 @@ func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool
 		c.ec.SetWriteDeadline(time.Now().Add(d))
 	}
 	if d := s.ReadTimeout; d > 0 && c.cur != nil {
-		ex.readBy = c.headAt.Add(d)
+		ex.readBy = time.Unix(0, c.headAt).Add(d)
 		c.ec.SetReadDeadline(ex.readBy)
 	} else if s.headerTimeout() > 0 {
 		c.ec.SetReadDeadline(time.Time{})

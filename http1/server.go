@@ -96,7 +96,7 @@ type Server struct {
 	mu        sync.Mutex
 	eng       *engine.Engine
 	listeners map[*net.Listener]struct{}
-	conns     map[*conn]struct{}
+	conns     connList   // the loop-served connections open
 	stds      []*stdSide // net/http's servers, one per listener that used one
 	onShut    []func()
 	pool      *pool
