@@ -503,6 +503,19 @@ var knownDiffs = []knownDiff{
 		},
 	},
 	{
+		name: "connection-token-boundaries",
+		bug:  "commit.go (response.commit, hasToken)",
+		why: "a Connection field whose \"close\" (or, in HTTP/1.0, \"keep-alive\") is set off by " +
+			"a space or a tab rather than a comma (\"Connection: foo close\"): net/http's " +
+			"server looks for the token with space, tab and comma as boundaries (its hasToken, " +
+			"in Request.wantsClose and wantsHttp10KeepAlive) and closes (or keeps the 1.0 " +
+			"connection); gale decides from req.Close and a comma-only hasToken, and does not",
+		match: func(o *diffOutcome) bool {
+			s, g := replies(o.std.without(isConnection).open), replies(o.gale.without(isConnection).open)
+			return connectionTokensDiffer(o.in) && (strings.HasPrefix(s, g) || strings.HasPrefix(g, s))
+		},
+	},
+	{
 		name: "expect-417-version",
 		bug:  "exchange.go (conn.begin)",
 		why: "an Expect other than 100-continue in an HTTP/1.0 request: net/http's 417 is an " +
@@ -521,14 +534,19 @@ func isClose(r diffReply) bool {
 	return slices.Contains(strings.Split(r.header, " | "), "Connection: close")
 }
 
-// without returns r with "Connection: close" taken from the responses f
+// isConnection reports whether r has a Connection field.
+func isConnection(r diffReply) bool { return strings.Contains(r.header, "Connection: ") }
+
+// without returns r with the Connection field taken from the responses f
 // picks.
 func (r *diffResult) without(f func(diffReply) bool) *diffResult {
 	strip := func(reps []diffReply) []diffReply {
 		reps = slices.Clone(reps)
 		for i, rep := range reps {
 			if f(rep) {
-				fields := slices.DeleteFunc(strings.Split(rep.header, " | "), func(s string) bool { return s == "Connection: close" })
+				fields := slices.DeleteFunc(strings.Split(rep.header, " | "), func(s string) bool {
+					return strings.HasPrefix(s, "Connection: ")
+				})
 				reps[i].header = strings.Join(fields, " | ")
 			}
 		}
@@ -537,6 +555,29 @@ func (r *diffResult) without(f func(diffReply) bool) *diffResult {
 	c := *r
 	c.open, c.after = strip(r.open), strip(r.after)
 	return &c
+}
+
+// connectionTokensDiffer reports whether a Connection field in in holds
+// "close" or "keep-alive" as a token bounded by spaces or tabs but not as
+// an element of its comma-separated list.
+func connectionTokensDiffer(in []byte) bool {
+	for _, line := range strings.Split(string(in), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok || !strings.EqualFold(name, "Connection") {
+			continue
+		}
+		words := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' || r == '\r' })
+		for _, tok := range []string{"close", "keep-alive"} {
+			inWords := slices.ContainsFunc(words, func(w string) bool { return strings.EqualFold(w, tok) })
+			inList := slices.ContainsFunc(strings.Split(v, ","), func(e string) bool {
+				return strings.EqualFold(strings.Trim(e, " \t\r"), tok)
+			})
+			if inWords != inList {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // replies renders lists of responses for comparison.
@@ -666,6 +707,8 @@ var diffCorpus = []diffCase{
 	{name: "http10-post-keep-alive", in: "POST / HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nhi" + "GET / HTTP/1.0\r\n\r\n"},
 	{name: "http11-close", in: "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" + get, want: "200 close"},
 	{name: "http11-close-token", in: "GET / HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, CLOSE\r\n\r\n" + get},
+	{name: "http11-close-space", in: "GET / HTTP/1.1\r\nHost: x\r\nConnection: foo close\r\n\r\n" + get},
+	{name: "http10-keep-alive-space", in: "GET / HTTP/1.0\r\nConnection: foo keep-alive\r\n\r\n" + get},
 	{name: "pipelined", in: get + post + "Content-Length: 3\r\n\r\nabc" + te + "3\r\nxyz\r\n0\r\nX-T: 1\r\n\r\n" + "HEAD /h HTTP/1.1\r\nHost: x\r\n\r\n" + "GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", want: "200 200 200 200 200 close"},
 	{name: "crlf-after-post", in: post + "Content-Length: 3\r\n\r\nABC\r\n\r\n" + get, want: "200 200 | closed"},
 	{name: "lf-after-post", in: post + "Content-Length: 3\r\n\r\nABC\n\n\n\n" + get},
