@@ -10,6 +10,7 @@ require (
 	github.com/lesismal/nbio v1.6.12
 	github.com/panjf2000/gnet/v2 v2.10.0
 	github.com/tidwall/evio v1.0.8
+	github.com/valyala/fasthttp v1.78.0
 	github.com/xtaci/gaio v1.2.34
 )
 
@@ -18,14 +19,17 @@ require (
 	github.com/bytedance/gopkg v0.1.1 // indirect
 	github.com/cloudwego/gopkg v0.1.4 // indirect
 	github.com/kavu/go_reuseport v1.5.0 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/molecule-man/go-brrr v1.3.1 // indirect
 	github.com/panjf2000/ants/v2 v2.12.1 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.62.0 // indirect
-	golang.org/x/sync v0.11.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 )
 

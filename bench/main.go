@@ -17,6 +17,7 @@
 //	go run . -out ../docs/bench             # also write results, report and charts
 //	go run . -servers engine,gnet,cepoll -d 2s -reps 3
 //	go run . -scenarios tls -idle 10000     # the TLS servers: engine-tls, std-tls, nbio-tls
+//	go run . -scenarios http -reps 3        # the HTTP servers: gale's, std-http, nbhttp, fasthttp
 //	go run . -h                             # every flag
 //
 // cepoll and curing need a C compiler (cc); without one their runs are
@@ -24,6 +25,11 @@
 //
 // The TLS scenarios (-scenarios tls) compare gale's engine-tls and
 // std-tls, from benchrun, with nbio-tls, nbio's TLS echo (nbio_tls.go).
+//
+// The HTTP scenarios (-scenarios http, which need wrk) compare gale's
+// HTTP/1.1 servers (gale-http and gale-http-mixed, http1.go) and
+// std-http (net/http), from benchrun, with nbhttp (nbio's, nbhttp.go)
+// and fasthttp (fasthttp.go).
 package main
 
 import (
@@ -39,16 +45,21 @@ var peers = []benchrun.Server{cepoll, curing, gaioServer, evioServer, gnetServer
 // engine-tls and std-tls; they run the tls- scenarios alone.
 var tlsPeers = []benchrun.Server{nbioTLSServer}
 
+// httpPeers are the other libraries' HTTP/1.1 servers, beside benchrun's
+// std-http and gale's; they run the http- scenarios alone.
+var httpPeers = []benchrun.Server{nbhttpServer, fasthttpServer}
+
 // config is the suite as this command runs it: every server, the full
 // suite by default.
 func config() benchrun.Config {
 	return benchrun.Config{
-		Command:    "bench",
-		Servers:    slices.Concat(benchrun.GaleServers(), peers, benchrun.TLSServers(), tlsPeers),
-		Default:    []string{"stdnet", "cepoll", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring"},
-		DefaultTLS: []string{"std-tls", "nbio-tls", "engine-tls"},
-		Full:       true,
-		Usage:      "bench: gale's echo servers against its peers' (gaio, gnet, nbio, evio, netpoll, rio) and C epoll and io_uring references, on loopback. Flags:",
+		Command:     "bench",
+		Servers:     slices.Concat(benchrun.GaleServers(), peers, benchrun.TLSServers(), tlsPeers, benchrun.HTTPServers(), benchrun.GaleHTTPServers(serveHTTP1), httpPeers),
+		Default:     []string{"stdnet", "cepoll", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring"},
+		DefaultTLS:  []string{"std-tls", "nbio-tls", "engine-tls"},
+		DefaultHTTP: []string{"std-http", "nbhttp", "fasthttp", "gale-http", "gale-http-mixed"},
+		Full:        true,
+		Usage:       "bench: gale's echo servers against its peers' (gaio, gnet, nbio, evio, netpoll, rio) and C epoll and io_uring references, on loopback; its HTTP servers against net/http, nbhttp and fasthttp. Flags:",
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,6 +128,44 @@ func TestTLSSmoke(t *testing.T) {
 	for _, r := range recs {
 		if r.Err != "" || r.Value <= 0 || r.Msgs <= 0 || r.TLS == "" {
 			t.Errorf("%s on %s: %+v, want a positive figure, the TLS choices and no error", r.Case.Key(), r.Server, r)
+		}
+	}
+}
+
+// TestHTTPSmoke runs every HTTP scenario against the HTTP peers and
+// std-http, briefly (one second of wrk per load case, the least it
+// runs). Without wrk it is skipped, unless CI=1, where it fails.
+func TestHTTPSmoke(t *testing.T) {
+	if _, err := exec.LookPath("wrk"); err != nil {
+		if os.Getenv("CI") == "1" {
+			t.Fatalf("CI=1 and wrk is not in PATH: %v", err)
+		}
+		t.Skipf("wrk is not in PATH (apt-get install wrk): %v", err)
+	}
+	cases, err := benchrun.ParseCases("http", benchrun.Lists{HTTPHello: "4", HTTPBulk: "4", HTTPIdle: "50"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := []string{"std-http"}
+	for _, p := range httpPeers {
+		servers = append(servers, p.Name)
+	}
+	dir := t.TempDir()
+	o := benchrun.Options{Duration: 300 * time.Millisecond, Reps: 1, Servers: servers, Cases: cases,
+		Out: dir, Command: "bench.test"}
+	if err := benchrun.Run(config().Servers, o); err != nil {
+		t.Errorf("Run = %v", err)
+	}
+	_, recs, err := benchrun.ReadResults(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(cases) * len(servers); len(recs) != want {
+		t.Errorf("results.jsonl holds %d records, want %d", len(recs), want)
+	}
+	for _, r := range recs {
+		if r.Err != "" || r.Value <= 0 || r.Msgs <= 0 {
+			t.Errorf("%s on %s: %+v, want a positive figure and no error", r.Case.Key(), r.Server, r)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/netip"
 	"syscall"
 
 	"github.com/galeio/gale/internal/sock"
@@ -64,7 +65,17 @@ func (e *Engine) adopt(nc net.Conn, input []byte, setup func(*Conn)) (*Conn, err
 	laddr, raddr := nc.LocalAddr(), nc.RemoteAddr()
 	nc.Close()
 	lp := e.pick(func() net.Addr { return raddr })
-	c := newConn(e, lp, fd, sock.IsStream(fd), laddr.Network(), &laddr, raddr)
+	network := laddr.Network()
+	// A TCP peer is kept in compact form, and the local address is asked
+	// of the socket when wanted, as for an accepted connection: nc's
+	// *net.TCPAddr values would cost an idle connection some 250 bytes.
+	var peer netip.AddrPort
+	lap := &laddr
+	if ta, ok := raddr.(*net.TCPAddr); ok && isTCP(network) {
+		peer, raddr, lap = ta.AddrPort(), nil, nil
+	}
+	c := newConn(e, lp, fd, sock.IsStream(fd), network, lap, raddr)
+	c.peer = peer
 	if len(input) > 0 {
 		c.inbuf = bytes.Clone(input) // attach delivers it
 	}

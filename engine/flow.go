@@ -14,28 +14,20 @@ import (
 
 // PauseRead stops reading from c until ResumeRead: no receive is
 // submitted, so the kernel's socket buffer fills and TCP slows the peer.
-// A receive already in flight still completes, and its bytes reach
-// OnData. It is independent of the engine's own backpressure (watermarks,
-// OutputBudget): c reads again only when neither holds it. Called on c's
-// loop (from a callback) it takes effect at once; from another goroutine
-// it is posted to the loop. It fails only once the engine has stopped.
-func (c *Conn) PauseRead() error {
-	if c.lp.l.OnLoop() {
-		c.held = true
-		return nil
-	}
-	return c.post((*pauseTask)(c))
-}
+// It is independent of the engine's own backpressure (watermarks,
+// OutputBudget): c reads again only when neither holds it. It is posted
+// to c's loop, from a callback as from any other goroutine, and takes
+// effect when the loop runs its tasks: a receive already submitted by
+// then still completes, and its bytes reach OnData (on epoll the loop
+// may read the socket's whole backlog before it runs its tasks). From
+// OnData, Inbound.PauseRead takes effect at once. It costs no
+// allocation, and fails only once the engine has stopped.
+func (c *Conn) PauseRead() error { return c.post((*pauseTask)(c)) }
 
-// ResumeRead undoes PauseRead; see PauseRead for where it may be called.
-// It does not call OnData for bytes already held: Wake does.
-func (c *Conn) ResumeRead() error {
-	if c.lp.l.OnLoop() {
-		c.resumeRead()
-		return nil
-	}
-	return c.post((*resumeTask)(c))
-}
+// ResumeRead undoes PauseRead, posted the same way (Inbound.ResumeRead
+// is the immediate one). It does not call OnData for bytes already held:
+// Wake does.
+func (c *Conn) ResumeRead() error { return c.post((*resumeTask)(c)) }
 
 func (c *Conn) resumeRead() {
 	if c.held {
@@ -141,4 +133,21 @@ func (e *Engine) AdoptWith(nc net.Conn, a Adoption) (*Conn, error) {
 			c.tls = newTLSState(c, a.TLS, false)
 		}
 	})
+}
+
+// PauseRead is Conn.PauseRead for the connection whose OnData this is,
+// taking effect at once: no receive follows this OnData until a
+// ResumeRead.
+func (in *Inbound) PauseRead() {
+	if in.c != nil {
+		in.c.held = true
+	}
+}
+
+// ResumeRead is Conn.ResumeRead for the connection whose OnData this is,
+// taking effect at once.
+func (in *Inbound) ResumeRead() {
+	if in.c != nil {
+		in.c.resumeRead()
+	}
 }

@@ -20,6 +20,7 @@ type body struct {
 	buf     []byte // from bodyBufs, taken on the first bytes
 	r, w    int
 	max     int         // the buffer's size
+	step    int         // the room a receive needs: reading pauses below it
 	end     error       // set once no more bytes will come: io.EOF, or why
 	trailer http.Header // the chunked body's trailer, set at its end
 	wait    chan struct{}
@@ -33,8 +34,8 @@ type body struct {
 
 var bodyBufs sync.Pool
 
-func (b *body) init(ex *exchange, r *http.Request, size int, limit int64) {
-	b.ex, b.req, b.max, b.limit = ex, r, size, limit
+func (b *body) init(ex *exchange, r *http.Request, size, step int, limit int64) {
+	b.ex, b.req, b.max, b.step, b.limit = ex, r, size, min(step, size/2), limit
 	if b.wait == nil {
 		b.wait = make(chan struct{}, 1)
 	}
@@ -110,7 +111,7 @@ func (b *body) Read(p []byte) (int, error) {
 	if b.r == b.w {
 		b.r, b.w = 0, 0
 	}
-	wake := b.full && b.w-b.r <= b.max/2
+	wake := b.full && b.max-(b.w-b.r) >= b.step
 	if wake {
 		b.full = false
 	}
@@ -172,7 +173,7 @@ func (b *body) push(p []byte) (int, bool) {
 	if b.buf == nil {
 		b.buf = getBodyBuf(b.max)
 	}
-	if b.w == len(b.buf) && b.r > 0 {
+	if len(b.buf)-b.w < len(p) && b.r > 0 {
 		b.w = copy(b.buf, b.buf[b.r:b.w])
 		b.r = 0
 	}
@@ -181,17 +182,20 @@ func (b *body) push(p []byte) (int, bool) {
 	if n > 0 {
 		b.signal()
 	}
-	if n < len(p) || b.w == len(b.buf) {
+	if n < len(p) || b.max-(b.w-b.r) < b.step {
 		b.full = true // the loop stops reading: Read must wake it
 	}
 	return n, false
 }
 
-// room reports whether the buffer takes more bytes. It runs on the loop.
+// room reports whether the buffer takes a whole receive's bytes, so
+// that what the loop reads next goes into it rather than piling up in
+// the connection's input (and being moved there again and again). It
+// runs on the loop.
 func (b *body) room() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.closed || b.w < b.max || b.r > 0
+	return b.closed || b.max-(b.w-b.r) >= b.step
 }
 
 // finish ends the body with err (io.EOF at its end) and the trailer, if
@@ -272,4 +276,17 @@ func (b *body) abandonTo(dst *[]byte) {
 	if b.ex != nil {
 		b.abandon()
 	}
+}
+
+// failed reports whether the body ended with an error (bad framing, a
+// timeout) rather than at its end. A body cut short by the client's end
+// of stream does not count, as in net/http, whose body reader takes that
+// for an end once it has reported it.
+func (b *body) failed() bool {
+	if b.ex == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.end != nil && b.end != io.EOF && b.end != io.ErrUnexpectedEOF
 }

@@ -55,7 +55,7 @@ func (w *response) commit(final bool) {
 		if _, set := h["Connection"]; !set {
 			connHdr = "keep-alive"
 		}
-	} else if !req.ProtoAtLeast(1, 1) || req.Close {
+	} else if !req.ProtoAtLeast(1, 1) || hasToken(req.Header.Get("Connection"), "close") || isH2Upgrade(req) {
 		w.closeAfter = true
 	}
 	if h.Get("Connection") == "close" || !ka {
@@ -63,6 +63,9 @@ func (w *response) commit(final bool) {
 	}
 	if w.ex.body.expecting() {
 		w.closeAfter = true // the client may or may not send the body
+	}
+	if w.ex.body.failed() {
+		w.closeAfter = true // the stream is broken past the body's end
 	}
 	if final && !w.closeAfter && !w.ex.bodyDone.Load() && w.ex.body.unread(req.ContentLength) >= maxDiscard {
 		w.closeAfter = true
@@ -214,18 +217,26 @@ func isSwitch(status int, h http.Header) bool {
 	return status == http.StatusSwitchingProtocols && hasToken(h.Get("Connection"), "upgrade")
 }
 
-// hasToken reports whether the comma-separated list v holds token,
-// ignoring case.
+// hasToken reports whether token appears in v, ignoring case, between
+// token boundaries (space, tab or comma, or v's ends): net/http's rule
+// for the Connection field, looser than a list's (so "foo close"
+// closes too).
 func hasToken(v, token string) bool {
-	for v != "" {
-		var f string
-		f, v, _ = strings.Cut(v, ",")
-		if strings.EqualFold(strings.TrimSpace(f), token) {
+	for i := 0; i+len(token) <= len(v); i++ {
+		if i > 0 && !isTokenBoundary(v[i-1]) {
+			continue
+		}
+		if end := i + len(token); end < len(v) && !isTokenBoundary(v[end]) {
+			continue
+		}
+		if strings.EqualFold(v[i:i+len(token)], token) {
 			return true
 		}
 	}
 	return false
 }
+
+func isTokenBoundary(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
 
 // dateNow caches the Date field's value for the current second.
 var dateNow atomic.Pointer[dateValue]

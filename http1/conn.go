@@ -37,16 +37,20 @@ type conn struct {
 	// when the connection ends under it.
 	busy atomic.Pointer[reqCtx]
 
-	scanned   int       // head bytes already searched for the head's end
+	// The fields are packed: an idle connection is this struct, its
+	// engine.Conn and its socket (ARCHITECTURE.md).
 	inHead    bool      // a head has begun arriving
-	headAt    time.Time // when it did
 	afterPOST bool      // the last request was a POST: skip stray CRLFs
 	held      bool      // reading paused (PauseRead)
 	eof       bool      // the peer closed its side
-	closed    bool
-	lingering time.Time // set while closing: see linger
+	closed    bool      //
+	served    bool      // a request was served
+	scanned   int32     // head bytes already searched for the head's end (< maxHead)
+	headAt    int64     // when the head began arriving, in Unix nanoseconds
+	lingering int64     // while closing, when the linger ends (see linger)
 	cur       *exchange // the request whose body the loop still reads
-	served    int
+
+	links links // in the server's connList; guarded by Server.mu
 }
 
 func (s *Server) newConn(base context.Context) *conn {
@@ -90,7 +94,7 @@ func (h *loopHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
 func (h *loopHandler) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
 	c := ec.Context().(*conn)
 	act := c.serveInput(in)
-	c.flow()
+	c.flow(in)
 	return act
 }
 
@@ -123,7 +127,7 @@ func (c *conn) serveInput(in *engine.Inbound) engine.Action {
 			}
 			c.state.Store(stIdle)
 		case stIdle:
-			if !c.lingering.IsZero() {
+			if c.lingering != 0 {
 				c.linger(in)
 				return engine.None
 			}
@@ -144,7 +148,7 @@ func (c *conn) serveInput(in *engine.Inbound) engine.Action {
 // flow pauses reading while the connection waits for its handler with
 // input in hand, or for the handler to read the body it has, and
 // resumes it otherwise.
-func (c *conn) flow() {
+func (c *conn) flow(in *engine.Inbound) {
 	if ex := c.cur; ex != nil && !ex.readBy.IsZero() {
 		// ReadTimeout bounds the whole body; the engine's read deadline
 		// is met by each consumption, so it is set again.
@@ -156,10 +160,10 @@ func (c *conn) flow() {
 	switch {
 	case want && c.held:
 		c.held = false
-		c.ec.ResumeRead()
+		in.ResumeRead()
 	case !want && !c.held:
 		c.held = true
-		c.ec.PauseRead()
+		in.PauseRead()
 	}
 }
 
@@ -260,9 +264,9 @@ const lingerTime = 500 * time.Millisecond
 func (c *conn) linger(in *engine.Inbound) {
 	c.quit.Store(true)
 	in.Discard(in.Len())
-	if c.lingering.IsZero() {
-		c.lingering = time.Now().Add(lingerTime)
+	if c.lingering == 0 {
+		c.lingering = time.Now().Add(lingerTime).UnixNano()
 		c.ec.CloseWrite()
 	}
-	c.ec.SetReadDeadline(c.lingering) // met by each input dropped: set again
+	c.ec.SetReadDeadline(time.Unix(0, c.lingering)) // met by each input dropped: set again
 }

@@ -63,7 +63,7 @@ func (ex *exchange) release() {
 func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool) {
 	s := c.s
 	if req.Header.Get("Expect") != "" && !expectsContinue(req) {
-		c.ec.Write([]byte("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+		c.ec.Write(expectationFailed(req))
 		c.linger(in)
 		return engine.None, false
 	}
@@ -79,7 +79,7 @@ func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool
 		ex.remaining = req.ContentLength
 	}
 	if ex.chunked || ex.remaining > 0 {
-		ex.body.init(ex, r, s.bodyBufferSize(), s.MaxBodyBytes)
+		ex.body.init(ex, r, s.bodyBufferSize(), s.readSize(), s.MaxBodyBytes)
 		ex.body.expect = r.ProtoAtLeast(1, 1) && expectsContinue(r)
 		r.Body = &ex.body
 		ex.refs.Add(1)
@@ -94,7 +94,7 @@ func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool
 		c.ec.SetWriteDeadline(time.Now().Add(d))
 	}
 	if d := s.ReadTimeout; d > 0 && c.cur != nil {
-		ex.readBy = c.headAt.Add(d)
+		ex.readBy = time.Unix(0, c.headAt).Add(d)
 		c.ec.SetReadDeadline(ex.readBy)
 	} else if s.headerTimeout() > 0 {
 		c.ec.SetReadDeadline(time.Time{})
@@ -127,6 +127,14 @@ func asciiEqualFold(a, b string) bool { return len(a) == len(b) && strings.Equal
 func (s *Server) bodyBufferSize() int {
 	if s.BodyBufferSize > 0 {
 		return s.BodyBufferSize
+	}
+	return 128 << 10
+}
+
+// readSize is the most a receive of the loop's brings.
+func (s *Server) readSize() int {
+	if n := s.Engine.ReadBufferSize; n > 0 {
+		return n
 	}
 	return 64 << 10
 }
@@ -206,4 +214,16 @@ func (optionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.(*response).closeAfterBody()
 		}
 	}
+}
+
+// expectationFailed is net/http's answer to an Expect it cannot meet: an
+// ordinary response, in the request's version, that closes.
+func expectationFailed(r *http.Request) []byte {
+	b := appendStatusLine(nil, r.ProtoAtLeast(1, 1), http.StatusExpectationFailed)
+	if r.ProtoAtLeast(1, 1) {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "Date: "...)
+	b = append(b, date()...)
+	return append(b, "\r\nContent-Length: 0\r\n\r\n"...)
 }

@@ -65,7 +65,7 @@ func headEnd(b []byte, from int) int {
 func (c *conn) readHead(in *engine.Inbound) (engine.Action, bool) {
 	s := c.s
 	b := in.Bytes()
-	if !c.inHead && c.served > 0 {
+	if !c.inHead && c.served {
 		// Between requests net/http's server waits for 4 bytes (a Peek)
 		// before it reads the next head: fewer, then the client's end, and
 		// it closes without a word ("\n" after a request is no 400).
@@ -89,22 +89,23 @@ func (c *conn) readHead(in *engine.Inbound) (engine.Action, bool) {
 		// and the header timeout runs from here (from the connection's
 		// start for its first request).
 		c.inHead = true
-		c.headAt = time.Now()
+		now := time.Now()
+		c.headAt = now.UnixNano()
 		s.setState(c, http.StateActive)
-		if c.served > 0 {
+		if c.served {
 			if d := s.headerTimeout(); d > 0 {
-				c.ec.SetReadDeadline(c.headAt.Add(d))
+				c.ec.SetReadDeadline(now.Add(d))
 			} else if s.idleTimeout() > 0 {
 				c.ec.SetReadDeadline(time.Time{})
 			}
 		}
 	}
-	end := headEnd(b, c.scanned)
+	end := headEnd(b, int(c.scanned))
 	if end < 0 || end > s.maxHead() {
 		if len(b) > s.maxHead() {
 			return c.refuse(in, errTooLarge), false
 		}
-		c.scanned = max(0, len(b)-2)
+		c.scanned = int32(max(0, len(b)-2))
 		return engine.None, false
 	}
 	req, err := s.parseHead(b[:end])
@@ -113,7 +114,7 @@ func (c *conn) readHead(in *engine.Inbound) (engine.Action, bool) {
 	if err != nil {
 		return c.refuse(in, err), false
 	}
-	c.served++
+	c.served = true
 	c.afterPOST = req.Method == "POST"
 	return c.begin(req, in)
 }

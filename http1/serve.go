@@ -98,7 +98,6 @@ func (s *Server) start() error {
 	}
 	s.eng = e
 	s.pool = newPool(s.maxHandlers(), s.maxQueue())
-	s.conns = make(map[*conn]struct{})
 	s.done = make(chan struct{})
 	return nil
 }

@@ -73,8 +73,10 @@ type Server struct {
 	// connection closed. 10,000 when 0.
 	MaxQueue int
 	// BodyBufferSize bounds the request body bytes received and not yet
-	// read by the handler: past it the loop stops reading the connection
-	// until Body.Read takes some. 64 KiB when 0.
+	// read by the handler: once less than a receive's worth of room is
+	// left (Engine.ReadBufferSize, or half of this), the loop stops
+	// reading the connection until Body.Read makes that room. 128 KiB
+	// when 0.
 	BodyBufferSize int
 	// MaxBodyBytes caps every request body (as http.MaxBytesReader
 	// would): a Read past it fails with *http.MaxBytesError and the
@@ -94,7 +96,7 @@ type Server struct {
 	mu        sync.Mutex
 	eng       *engine.Engine
 	listeners map[*net.Listener]struct{}
-	conns     map[*conn]struct{}
+	conns     connList   // the loop-served connections open
 	stds      []*stdSide // net/http's servers, one per listener that used one
 	onShut    []func()
 	pool      *pool

@@ -13,18 +13,17 @@ import (
 func (s *Server) addConn(c *conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conns == nil || s.shutting.Load() && s.closed() {
+	if s.eng == nil || s.shutting.Load() && s.closed() {
 		s.open.Add(-1)
 		return false
 	}
-	s.conns[c] = struct{}{}
+	s.conns.add(c)
 	return true
 }
 
 func (s *Server) removeConn(c *conn) {
 	s.mu.Lock()
-	if _, ok := s.conns[c]; ok {
-		delete(s.conns, c)
+	if s.conns.remove(c) {
 		s.open.Add(-1)
 	}
 	s.mu.Unlock()
@@ -98,10 +97,7 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	err := s.closeListeners()
 	stds := s.stds
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
+	conns := s.conns.all()
 	s.mu.Unlock()
 	for _, std := range stds {
 		std.srv.Close()
@@ -145,17 +141,14 @@ func (s *Server) closeListeners() error {
 func (s *Server) loopConns() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.conns)
+	return s.conns.n
 }
 
 // closeIdle closes the loop-served connections that wait for a request
 // and have received none of its bytes.
 func (s *Server) closeIdle() {
 	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
+	conns := s.conns.all()
 	s.mu.Unlock()
 	for _, c := range conns {
 		c.ec.Execute(func(*engine.Conn) {

@@ -12,6 +12,7 @@
 //	go run ./cmd/galebench -full -out docs/bench/gale   # every case, ~15 min
 //	go run ./cmd/galebench -servers engine,stdnet -scenarios pingpong -pingpong 1000x1024
 //	go run ./cmd/galebench -scenarios tls -idle 10000   # the TLS comparison
+//	go run ./cmd/galebench -scenarios http              # the HTTP comparison (needs wrk)
 //
 // Servers: aio (a Watcher), engine (package engine's reactor, default
 // Options) and stdnet (a goroutine per connection). The peers (gaio, gnet,
@@ -21,6 +22,12 @@
 // TLS servers, which run the tls- scenarios alone: engine-tls (the engine
 // server on Engine.ListenTLS) and std-tls (stdnet's code over crypto/tls),
 // with the same certificate; bench adds nbio-tls.
+//
+// HTTP/1.1 servers, which run the http- scenarios alone: gale-http
+// (package http1's Server, default settings), gale-http-mixed (the same
+// in ModeMixed) and std-http (net/http's Server, default settings);
+// bench adds nbhttp and fasthttp. Each serves "Hello, World!" on /, 64 KiB on /64k and
+// answers a POST to /upload with the length of its body, read whole.
 //
 // Scenarios:
 //
@@ -39,6 +46,18 @@
 //	tls-handshake  N clients each loop: dial, full handshake, 64 B echo,
 //	               close (handshakes/s); -tls-handshake 16
 //	tls-idle       idle over TLS, each conn handshaken; -idle 10000
+//
+// HTTP scenarios (-scenarios http for all four); the load generator of
+// the first three is wrk -t2 --latency (github.com/wg/wrk, which must be
+// in PATH), a run of -d rounded up to whole seconds, failed by any
+// socket error or status of 400 or more:
+//
+//	http-hello   keep-alive GETs of "Hello, World!" (req/s, p99 latency,
+//	             server CPU per request); -http-hello 50,1000
+//	http-64k     keep-alive GETs of 64 KiB (MB/s); -http-bulk 50
+//	http-upload  keep-alive POSTs of 1 MiB, read whole (MB/s); -http-bulk 50
+//	http-idle    N conns each make one keep-alive GET, then stay open:
+//	             the server's memory growth per connection; -http-idle 10000
 //
 // Every run records the server's CPU seconds and peak RSS and the load
 // generator's CPU; -out DIR writes them as JSON lines with a Markdown
@@ -59,6 +78,7 @@ package main
 
 import (
 	"os"
+	"slices"
 
 	"github.com/galeio/gale/internal/benchrun"
 	"github.com/galeio/gale/internal/soak"
@@ -69,10 +89,11 @@ func main() {
 		os.Exit(soak.Main("galebench soak", benchrun.GaleServers(), os.Args[2:]))
 	}
 	benchrun.Main(benchrun.Config{
-		Command:    "galebench",
-		Servers:    append(benchrun.GaleServers(), benchrun.TLSServers()...),
-		Default:    []string{"aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring", "stdnet"},
-		DefaultTLS: []string{"engine-tls", "std-tls"},
-		Usage:      "galebench: gale's echo servers against std net's on loopback. Flags:",
+		Command:     "galebench",
+		Servers:     slices.Concat(benchrun.GaleServers(), benchrun.TLSServers(), benchrun.HTTPServers(), benchrun.GaleHTTPServers(serveHTTP1)),
+		Default:     []string{"aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring", "stdnet"},
+		DefaultTLS:  []string{"engine-tls", "std-tls"},
+		DefaultHTTP: []string{"gale-http", "gale-http-mixed", "std-http"},
+		Usage:       "galebench: gale's echo servers against std net's on loopback. Flags:",
 	})
 }

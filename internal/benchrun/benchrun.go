@@ -18,6 +18,13 @@
 // internal/tlstest, written to a temporary directory the children read;
 // the clients are crypto/tls's with its default settings, trusting that
 // certificate's authority and keeping no sessions to resume.
+//
+// The HTTP scenarios (http-hello, http-64k, http-upload, http-idle) run
+// against the HTTP/1.1 servers (Server.ServeHTTP) alone, in the same way.
+// Their load generator is wrk, a process of its own whose output is
+// parsed and whose CPU time is the client's; http-idle's is this
+// process, as idle's is. Each server's answers are checked once with
+// net/http's client before it is measured (checkHTTP).
 package benchrun
 
 import (
@@ -42,6 +49,12 @@ type Server struct {
 	// server. A TLS server runs the tls- scenarios alone, which no plain
 	// server runs.
 	ServeTLS func(ln net.Listener, kp KeyPair, ready func(net.Addr)) error
+	// ServeHTTP, set in place of Serve, makes an HTTP/1.1 server: it
+	// serves HTTPHandler's paths (or the same answers, for a server that
+	// takes no http.Handler) on ln as Serve does, calls ready the same
+	// way, and returns only on failure. An HTTP server runs the http-
+	// scenarios alone, which no other server runs.
+	ServeHTTP func(ln net.Listener, ready func(net.Addr)) error
 	// Gale marks gale's own servers: the profiling flags apply to them.
 	Gale bool
 	// Backend is the gale backend the server runs on, "epoll" or
@@ -59,8 +72,9 @@ type Config struct {
 	Command string   // the command's name in messages, such as "galebench"
 	Servers []Server // every server the command can start
 	// Default lists the servers to compare when -servers is not given;
-	// DefaultTLS those added when a TLS scenario is chosen.
-	Default, DefaultTLS []string
+	// DefaultTLS those added when a TLS scenario is chosen, DefaultHTTP
+	// those added when an HTTP one is.
+	Default, DefaultTLS, DefaultHTTP []string
 	// Full makes the full suite the default (else the short one).
 	Full bool
 	// Usage is printed before the flags by -h.

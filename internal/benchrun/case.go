@@ -7,11 +7,12 @@ import (
 
 // Case is one scenario at one size: what a row of the report measures.
 type Case struct {
-	// Scenario is stream, pingpong, conns or idle, or one of the TLS
-	// scenarios: tls-stream, tls-pingpong, tls-handshake, tls-idle.
+	// Scenario is stream, pingpong, conns or idle, one of the TLS
+	// scenarios: tls-stream, tls-pingpong, tls-handshake, tls-idle, or
+	// one of the HTTP ones: http-hello, http-64k, http-upload, http-idle.
 	Scenario string `json:"scenario"`
 	Conns    int    `json:"conns"` // connections (concurrent clients, for tls-handshake)
-	Size     int    `json:"size"`  // bytes per message (write, for stream)
+	Size     int    `json:"size"`  // bytes per message (write, for stream; body per request, for HTTP)
 }
 
 const (
@@ -28,21 +29,29 @@ const tlsPrefix = "tls-"
 // clients are crypto/tls's.
 func (c Case) TLS() bool { return strings.HasPrefix(c.Scenario, tlsPrefix) }
 
-// base is the scenario without its tls- prefix: the plain scenario a TLS
-// one repeats over TLS, or handshake.
-func (c Case) base() string { return strings.TrimPrefix(c.Scenario, tlsPrefix) }
+// base is the scenario without its tls- or http- prefix: the plain
+// scenario a TLS one repeats over TLS, or handshake; idle for http-idle,
+// which measures what idle does.
+func (c Case) base() string {
+	return strings.TrimPrefix(strings.TrimPrefix(c.Scenario, tlsPrefix), httpPrefix)
+}
 
 // Reference is the server every ratio of the case is taken against:
-// std net's echo, over crypto/tls for a TLS case.
+// std net's echo, over crypto/tls for a TLS case; net/http's server for
+// an HTTP case.
 func (c Case) Reference() string {
-	if c.TLS() {
+	switch c.kind() {
+	case kindTLS:
 		return "std-tls"
+	case kindHTTP:
+		return "std-http"
 	}
 	return "stdnet"
 }
 
 // Key names the case in file names and JSON: stream, pingpong-50x4,
-// conns-8192, idle-10000, tls-pingpong-50x1024, tls-handshake-16.
+// conns-8192, idle-10000, tls-pingpong-50x1024, tls-handshake-16,
+// http-hello-1000.
 func (c Case) Key() string {
 	switch c.base() {
 	case "stream":
@@ -55,6 +64,9 @@ func (c Case) Key() string {
 
 // Title describes the case for people.
 func (c Case) Title() string {
+	if c.HTTP() {
+		return c.httpTitle()
+	}
 	conn := "conn"
 	if c.TLS() {
 		conn = "TLS conn"
@@ -75,6 +87,9 @@ func (c Case) Title() string {
 
 // Unit is the unit of the case's headline figure.
 func (c Case) Unit() string {
+	if c.HTTP() {
+		return c.httpUnit()
+	}
 	switch c.base() {
 	case "stream":
 		return "MB/s"

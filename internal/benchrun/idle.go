@@ -15,15 +15,16 @@ import (
 // byte (so the server has set up everything it keeps per connection) and
 // then stay open, waits for the server to settle, and reads the memory
 // again. The figure is the growth divided by the connections. In
-// tls-idle each connection completes its handshake before its echo.
+// tls-idle each connection completes its handshake before its echo; in
+// http-idle each makes one keep-alive GET in place of the echo.
 func idle(ch *Child, c Case, _ Options) (result, error) {
-	dial := dialerFor(c)
+	dial, greet := dialerFor(c), greeterFor(c)
 	warm, err := dialAll(dial, ch.Addr(), 1)
 	if err != nil {
 		return result{}, err
 	}
 	defer closeAll(warm)
-	if err := echoOnce(warm[0], 1, 0); err != nil {
+	if err := greet(warm[0], 0); err != nil {
 		return result{}, err
 	}
 	settle()
@@ -31,7 +32,7 @@ func idle(ch *Child, c Case, _ Options) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	conns, err := dialEcho(dial, ch.Addr(), c.Conns)
+	conns, err := dialGreet(dial, greet, ch.Addr(), c.Conns)
 	defer closeAll(conns)
 	if err != nil {
 		return result{}, err
@@ -53,8 +54,22 @@ func idle(ch *Child, c Case, _ Options) (result, error) {
 // a quiet server.
 func settle() { time.Sleep(500 * time.Millisecond) }
 
-// dialEcho opens n connections, 64 at a time, and has each echo one byte.
-func dialEcho(dial dialFunc, addr string, n int) ([]net.Conn, error) {
+// greetFunc is an idle connection's one exchange, which has the server
+// set up what it keeps per connection; seed varies what is sent.
+type greetFunc func(c net.Conn, seed byte) error
+
+// greeterFor returns the exchange of case c's idle connections: an echo
+// of one byte, or for an HTTP case one GET of HelloPath.
+func greeterFor(c Case) greetFunc {
+	if c.HTTP() {
+		return func(c net.Conn, _ byte) error { return getHello(c) }
+	}
+	return func(c net.Conn, seed byte) error { return echoOnce(c, 1, seed) }
+}
+
+// dialGreet opens n connections, 64 at a time, and has each make its
+// exchange with greet.
+func dialGreet(dial dialFunc, greet greetFunc, addr string, n int) ([]net.Conn, error) {
 	conns := make([]net.Conn, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -70,7 +85,7 @@ func dialEcho(dial dialFunc, addr string, n int) ([]net.Conn, error) {
 					continue
 				}
 				conns[i] = c
-				errs[i] = echoOnce(c, 1, byte(i))
+				errs[i] = greet(c, byte(i))
 			}
 		}()
 	}

@@ -3,6 +3,7 @@ package benchrun
 import (
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,7 +102,7 @@ func testServers() []Server {
 			c.Close()
 		}
 	}}
-	return append(append(GaleServers(), TLSServers()...), closer)
+	return slices.Concat(GaleServers(), TLSServers(), HTTPServers(), GaleHTTPServers(serveHTTP1), []Server{closer})
 }
 
 // TestFailureRecorded checks that a server which cannot serve a case is

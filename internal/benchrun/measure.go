@@ -11,13 +11,14 @@ import (
 type result struct {
 	value     float64       // the headline figure, in Case.Unit
 	msgs      int64         // messages echoed (conns for idle)
-	bytes     int64         // bytes echoed and verified
+	bytes     int64         // bytes echoed and verified; HTTP: body bytes sent or received
 	elapsed   time.Duration // of the measured part
 	serverCPU time.Duration // CPU the server process used during the run
-	clientCPU time.Duration // CPU the load generator used
+	clientCPU time.Duration // CPU the load generator used (wrk's, set by the scenario, and this process's)
 	serverRSS int64         // the server's peak resident set, bytes
 	syscalls  int64         // the server's system calls, when counted
 	lat       *histogram    // per-message latency, when measured
+	p50, p99  float64       // latency µs from an outside client (wrk), when lat is nil
 	tls       string        // what a TLS server's handshake chose
 }
 
@@ -31,6 +32,10 @@ var scenarios = map[string]func(ch *Child, c Case, o Options) (result, error){
 	"tls-pingpong":  pingpong,
 	"tls-handshake": handshakes,
 	"tls-idle":      idle,
+	"http-hello":    httpLoad,
+	"http-64k":      httpLoad,
+	"http-upload":   httpLoad,
+	"http-idle":     idle,
 }
 
 // measure starts server s, drives it through case c and returns the
@@ -48,6 +53,7 @@ func measure(s Server, c Case, o Options) Record {
 	rec.ServerCPU, rec.ClientCPU = r.serverCPU.Seconds(), r.clientCPU.Seconds()
 	rec.PeakRSS, rec.Syscalls = r.serverRSS, r.syscalls
 	rec.TLS = r.tls
+	rec.P50, rec.P99 = r.p50, r.p99
 	if r.lat != nil {
 		rec.P50, rec.P99, rec.P999 = r.lat.quantile(0.50), r.lat.quantile(0.99), r.lat.quantile(0.999)
 	}
@@ -60,12 +66,16 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 		return result{}, err
 	}
 	var params string
-	if c.TLS() {
-		// Before the measurement, which this connection stays out of.
-		if params, err = probeTLS(ch.Addr()); err != nil {
-			ch.Stop()
-			return result{}, err
-		}
+	// Before the measurement, which these connections stay out of.
+	switch c.kind() {
+	case kindTLS:
+		params, err = probeTLS(ch.Addr())
+	case kindHTTP:
+		err = checkHTTP(ch.Addr())
+	}
+	if err != nil {
+		ch.Stop()
+		return result{}, err
 	}
 	cpu0, err := procfs.CPU(ch.PID())
 	if err != nil {
@@ -97,7 +107,7 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 		return result{}, err
 	}
 	r.serverCPU = cpu1 - cpu0
-	r.clientCPU = procfs.SelfCPU() - self0
+	r.clientCPU += procfs.SelfCPU() - self0
 	r.serverRSS = rss
 	r.tls = params
 	return r, nil

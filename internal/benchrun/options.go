@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,17 +36,18 @@ type Options struct {
 
 // The suites. The short one is galebench's default (about a minute); the
 // full one is what BASELINE.md measures, at several connection counts.
-// Neither runs the TLS scenarios unless -scenarios names them.
+// Neither runs the TLS or HTTP scenarios unless -scenarios names them.
 var (
 	shortSuite = suite{
 		scenarios: "stream,pingpong,conns",
-		lists:     Lists{Pingpong: "50x4", Conns: "1000", Idle: "10000", TLSPingpong: "50x1024", Handshake: "16"},
-		d:         2 * time.Second, reps: 3,
+		lists: Lists{Pingpong: "50x4", Conns: "1000", Idle: "10000", TLSPingpong: "50x1024", Handshake: "16",
+			HTTPHello: "50,1000", HTTPBulk: "50", HTTPIdle: "10000"},
+		d: 2 * time.Second, reps: 3,
 	}
 	fullSuite = suite{
 		scenarios: "stream,pingpong,conns,idle",
 		lists: Lists{Pingpong: "50x4,1000x1024", Conns: "1000,8192,19000", Idle: "1000,10000,19000",
-			TLSPingpong: "50x1024", Handshake: "16"},
+			TLSPingpong: "50x1024", Handshake: "16", HTTPHello: "50,1000", HTTPBulk: "50", HTTPIdle: "10000"},
 		d: 4 * time.Second, reps: 5,
 	}
 )
@@ -72,27 +74,31 @@ type cli struct {
 	o      Options
 	fv     flagValues
 	report bool // -report: only re-render from -out
-	// defaults are the servers compared without -servers, plain and TLS.
-	defaults, defaultsTLS []string
+	// defaults are the servers compared without -servers: plain, TLS
+	// and HTTP.
+	defaults, defaultsTLS, defaultsHTTP []string
 }
 
 // bindFlags defines the suite's flags on fs.
 func bindFlags(fs *flag.FlagSet, cfg Config) *cli {
-	c := &cli{defaults: cfg.Default, defaultsTLS: cfg.DefaultTLS}
+	c := &cli{defaults: cfg.Default, defaultsTLS: cfg.DefaultTLS, defaultsHTTP: cfg.DefaultHTTP}
 	o := &c.o
 	def := shortSuite
 	if cfg.Full {
 		def = fullSuite
 	}
 	fv := &c.fv
-	fv.servers = fs.String("servers", "", fmt.Sprintf("servers to compare, comma-separated: %s (default %s; %s for the tls- scenarios)",
-		serverList(cfg.Servers), strings.Join(cfg.Default, ","), strings.Join(cfg.DefaultTLS, ",")))
-	fv.scenarios = fs.String("scenarios", def.scenarios, "scenarios to run: stream, pingpong, conns, idle; tls-stream, tls-pingpong, tls-handshake, tls-idle (tls: all four), which run on the TLS servers alone")
+	fv.servers = fs.String("servers", "", fmt.Sprintf("servers to compare, comma-separated: %s (default %s; %s for the tls- scenarios; %s for the http- ones)",
+		serverList(cfg.Servers), strings.Join(cfg.Default, ","), strings.Join(cfg.DefaultTLS, ","), strings.Join(cfg.DefaultHTTP, ",")))
+	fv.scenarios = fs.String("scenarios", def.scenarios, "scenarios to run: stream, pingpong, conns, idle; tls-stream, tls-pingpong, tls-handshake, tls-idle (tls: all four), which run on the TLS servers alone; http-hello, http-64k, http-upload, http-idle (http: all four), which run on the HTTP servers alone, with wrk")
 	fs.StringVar(&fv.lists.Pingpong, "pingpong", def.lists.Pingpong, "pingpong cases, CONNSxBYTES, comma-separated")
 	fs.StringVar(&fv.lists.Conns, "conns", def.lists.Conns, "connection counts of the conns scenario (each echoes 1 KiB per round)")
 	fs.StringVar(&fv.lists.Idle, "idle", def.lists.Idle, "connection counts of the idle and tls-idle scenarios (at most about 19000: the open-file limit)")
 	fs.StringVar(&fv.lists.TLSPingpong, "tls-pingpong", def.lists.TLSPingpong, "tls-pingpong cases, CONNSxBYTES, comma-separated")
 	fs.StringVar(&fv.lists.Handshake, "tls-handshake", def.lists.Handshake, "concurrent clients of the tls-handshake scenario, comma-separated")
+	fs.StringVar(&fv.lists.HTTPHello, "http-hello", def.lists.HTTPHello, "wrk's connections in the http-hello scenario, comma-separated")
+	fs.StringVar(&fv.lists.HTTPBulk, "http-bulk", def.lists.HTTPBulk, "wrk's connections in the http-64k and http-upload scenarios, comma-separated")
+	fs.StringVar(&fv.lists.HTTPIdle, "http-idle", def.lists.HTTPIdle, "connection counts of the http-idle scenario (at most about 19000: the open-file limit)")
 	fv.full = fs.Bool("full", false, "run the full suite: every plain scenario at every connection count, 5 reps of 4s")
 	fs.DurationVar(&o.Duration, "d", def.d, "duration of each measurement")
 	fs.IntVar(&o.Reps, "reps", def.reps, "repetitions, interleaved across servers; medians are reported")
@@ -136,20 +142,15 @@ func (c *cli) finish(fs *flag.FlagSet) error {
 	return err
 }
 
-// defaultServers are the servers compared without -servers: the plain
-// defaults if any case is plain, and the TLS ones if any is TLS.
+// defaultServers are the servers compared without -servers: the
+// defaults of each kind (plain, TLS, HTTP) that some case is of.
 func (c *cli) defaultServers(cases []Case) []string {
-	var plain, tls bool
-	for _, cs := range cases {
-		plain = plain || !cs.TLS()
-		tls = tls || cs.TLS()
-	}
+	defaults := map[kind][]string{kindPlain: c.defaults, kindTLS: c.defaultsTLS, kindHTTP: c.defaultsHTTP}
 	var out []string
-	if plain {
-		out = append(out, c.defaults...)
-	}
-	if tls {
-		out = append(out, c.defaultsTLS...)
+	for _, k := range []kind{kindPlain, kindTLS, kindHTTP} {
+		if slices.ContainsFunc(cases, func(cs Case) bool { return cs.kind() == k }) {
+			out = append(out, defaults[k]...)
+		}
 	}
 	return out
 }
@@ -162,18 +163,25 @@ type Lists struct {
 	Idle        string // idle's and tls-idle's connection counts
 	TLSPingpong string // tls-pingpong's cases, CONNSxBYTES
 	Handshake   string // tls-handshake's concurrent clients
+	HTTPHello   string // http-hello's connections
+	HTTPBulk    string // http-64k's and http-upload's connections
+	HTTPIdle    string // http-idle's connection counts
 }
 
 // ParseCases expands scenario names into cases: stream and tls-stream
 // once, pingpong and tls-pingpong once per CONNSxBYTES item of their
-// lists, conns, idle, tls-idle and tls-handshake once per count of
-// theirs. The name tls stands for the four TLS scenarios.
+// lists, conns, idle, tls-idle, tls-handshake and the http- scenarios
+// once per count of theirs. The name tls stands for the four TLS
+// scenarios, http for the four HTTP ones.
 func ParseCases(scenarios string, l Lists) ([]Case, error) {
 	var cases []Case
 	for _, sc := range splitList(scenarios) {
 		names := []string{sc}
-		if sc == "tls" {
+		switch sc {
+		case "tls":
 			names = splitList(tlsScenarios)
+		case "http":
+			names = splitList(httpScenarios)
 		}
 		for _, name := range names {
 			more, err := parseScenario(name, l)
@@ -205,7 +213,11 @@ func parseScenario(sc string, l Lists) ([]Case, error) {
 	case "tls-handshake":
 		return parseCounts(sc, l.Handshake, handshakeSize)
 	}
-	return nil, fmt.Errorf("unknown scenario %q (have stream, pingpong, conns, idle, %s, or tls for those four)", sc, strings.ReplaceAll(tlsScenarios, ",", ", "))
+	if cases, ok, err := parseHTTPScenario(sc, l); ok {
+		return cases, err
+	}
+	return nil, fmt.Errorf("unknown scenario %q (have stream, pingpong, conns, idle, %s, or tls for those four, %s, or http for those four)",
+		sc, strings.ReplaceAll(tlsScenarios, ",", ", "), strings.ReplaceAll(httpScenarios, ",", ", "))
 }
 
 // parsePingpong makes a case of scenario sc per CONNSxBYTES item of list.

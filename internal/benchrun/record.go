@@ -39,7 +39,7 @@ type Record struct {
 	Value     float64   `json:"value"` // the headline figure, in Case.Unit
 	Unit      string    `json:"unit"`
 	Msgs      int64     `json:"msgs"`  // messages echoed (conns for idle)
-	Bytes     int64     `json:"bytes"` // bytes echoed and verified
+	Bytes     int64     `json:"bytes"` // bytes echoed and verified; for HTTP, request or response body bytes
 	Seconds   float64   `json:"seconds"`
 	ServerCPU float64   `json:"server_cpu_s"`
 	ClientCPU float64   `json:"client_cpu_s"`

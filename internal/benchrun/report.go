@@ -83,7 +83,8 @@ func newReportView(meta Meta, rows []Row) *reportView {
 // then size.
 func compareCases(a, b Case) int {
 	rank := func(s string) int {
-		order := []string{"stream", "pingpong", "conns", "idle", "tls-stream", "tls-pingpong", "tls-handshake", "tls-idle"}
+		order := []string{"stream", "pingpong", "conns", "idle", "tls-stream", "tls-pingpong", "tls-handshake", "tls-idle",
+			"http-hello", "http-64k", "http-upload", "http-idle"}
 		i := slices.Index(order, s)
 		if i < 0 {
 			return len(order)
@@ -117,7 +118,7 @@ func (v *reportView) markdown(charts []chartFile) []byte {
 	v.mdHeader(&b)
 	v.mdHeadline(&b)
 	mdCharts(&b, charts)
-	if slices.ContainsFunc(v.cases, func(c Case) bool { return !c.TLS() }) {
+	if slices.ContainsFunc(v.cases, func(c Case) bool { return c.kind() == kindPlain }) {
 		mdTargets(&b, Targets(v.sortedRows())) // the targets are the plain scenarios'
 	}
 	v.mdDetails(&b)
@@ -253,6 +254,10 @@ func (v *reportView) extraLines(c Case) []headLine {
 	case "handshake":
 		ls = append(ls, v.headLine(c, "same, server CPU µs/handshake ↓", true, cpu, fmtMicros),
 			v.headLine(c, "same, p99 µs from dial to echo ↓", true, p99, fmtLatency))
+	case "hello", "64k", "upload":
+		ls = append(ls, v.headLine(c, "same, server CPU µs/req ↓", true, cpu, fmtMicros),
+			v.headLine(c, "same, server system calls/req ↓", true, sys, fmtPerMsg),
+			v.headLine(c, "same, p99 latency µs (wrk) ↓", true, p99, fmtLatency))
 	}
 	return slices.DeleteFunc(ls, func(l headLine) bool { return len(l.vals) == 0 })
 }
@@ -387,11 +392,11 @@ func (v *reportView) serverIndex(srv string) int {
 // mdCell escapes the pipes that would split a table cell.
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
-// fmtFigure formats a headline figure in unit: 131.6k msg/s, 1,636 MB/s,
+// fmtFigure formats a headline figure in unit: 131.6k msg/s (or req/s), 1,636 MB/s,
 // 15.7 ms/round, 1,198 B/conn.
 func fmtFigure(unit string, x float64) string {
 	switch unit {
-	case "msg/s":
+	case "msg/s", "req/s":
 		return fmtRate(x)
 	case "ms/round":
 		return groupFloat(x, 1)

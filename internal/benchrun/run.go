@@ -70,36 +70,27 @@ func Run(all []Server, o Options) error {
 	return errors.Join(failures...)
 }
 
-// matchKinds checks that every case has a server of its kind (TLS or
-// plain) and every server a case.
+// matchKinds checks that every case has a server of its kind (plain,
+// TLS or HTTP) and every server a case.
 func matchKinds(servers []Server, cases []Case) error {
 	for _, c := range cases {
 		if len(serversFor(servers, c)) == 0 {
-			return fmt.Errorf("no chosen server runs %s: the %s scenarios run on %s servers alone", c.Key(), kind(c.TLS()), kind(c.TLS()))
+			return fmt.Errorf("no chosen server runs %s: the %s scenarios run on %s servers alone", c.Key(), c.kind(), c.kind())
 		}
 	}
 	for _, s := range servers {
-		if !slices.ContainsFunc(cases, func(c Case) bool { return c.TLS() == s.TLS() }) {
-			return fmt.Errorf("server %s runs none of the chosen scenarios: it runs the %s ones alone", s.Name, kind(s.TLS()))
+		if !slices.ContainsFunc(cases, func(c Case) bool { return c.kind() == s.kind() }) {
+			return fmt.Errorf("server %s runs none of the chosen scenarios: it runs the %s ones alone", s.Name, s.kind())
 		}
 	}
 	return nil
 }
 
-// kind names the servers and scenarios of one side.
-func kind(tls bool) string {
-	if tls {
-		return "TLS"
-	}
-	return "plain"
-}
-
-// serversFor returns the servers that run case c: TLS servers for a TLS
-// case, plain ones for a plain case.
+// serversFor returns the servers that run case c: those of its kind.
 func serversFor(servers []Server, c Case) []Server {
 	var out []Server
 	for _, s := range servers {
-		if s.TLS() == c.TLS() {
+		if s.kind() == c.kind() {
 			out = append(out, s)
 		}
 	}

@@ -64,6 +64,9 @@ func runChild(servers []Server, name string, o childOptions) error {
 		}
 		return s.ServeTLS(ln, kp, ready)
 	}
+	if s.ServeHTTP != nil {
+		return s.ServeHTTP(ln, ready)
+	}
 	return s.Serve(ln, ready)
 }
 

@@ -78,11 +78,11 @@ func checkURing(factor float64) func(g Row, rs []Row) (string, bool, bool) {
 // Targets checks DESIGN.md's performance targets for each of gale's
 // servers (rows with Gale, in order of first appearance): one Target per
 // target and server, target by target. The targets are the plain
-// scenarios': TLS servers have none.
+// scenarios': TLS and HTTP servers have none.
 func Targets(rows []Row) []Target {
 	var gale []string
 	for _, r := range rows {
-		if r.Gale && !r.Case.TLS() && !slices.Contains(gale, r.Server) {
+		if r.Gale && r.Case.kind() == kindPlain && !slices.Contains(gale, r.Server) {
 			gale = append(gale, r.Server)
 		}
 	}
