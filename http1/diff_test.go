@@ -559,10 +559,17 @@ func (r *diffResult) without(f func(diffReply) bool) *diffResult {
 // as gale does: as an element of the comma-separated list when list is
 // set, as the whole value otherwise.
 func fieldHolds(in []byte, name, token string, list bool) bool {
-	for _, line := range strings.Split(string(in), "\n") {
+	lines := strings.Split(string(in), "\n")
+	for i, line := range lines {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok || !strings.EqualFold(k, name) {
 			continue
+		}
+		for _, next := range lines[i+1:] { // obs-fold: net/http joins the lines with a space
+			if next == "" || next[0] != ' ' && next[0] != '\t' {
+				break
+			}
+			v += " " + next
 		}
 		words := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' || r == '\r' })
 		elems := []string{v}
