@@ -1,10 +1,9 @@
 package http1_test
 
-// Real clients against the server: net/http's (keep-alive, many at once,
-// pipelining on a raw connection, TLS with ALPN), curl (HTTP/1.0 and
-// 1.1, chunked and 100-continue uploads, HEAD, TLS), wrk and Python's
-// http.client. Each test runs on every backend the machine has; every
-// external program runs under a timeout.
+// Real clients against the server, here net/http's (keep-alive, many at
+// once, pipelining on a raw connection, TLS with ALPN); curl, wrk and
+// Python's http.client are in clients_tools_test.go. Each test runs on
+// every backend the machine has.
 
 import (
 	"bufio"
