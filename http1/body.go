@@ -28,6 +28,7 @@ type body struct {
 	full    bool  // the loop stopped for room: Read wakes it
 	closed  bool  // the handler closed it, or returned
 	read    int64 // bytes Read returned
+	pushed  int64 // bytes the loop pushed
 	limit   int64 // Server.MaxBodyBytes; 0 for none
 	expect  bool  // 100-continue asked and not yet sent
 }
@@ -179,6 +180,7 @@ func (b *body) push(p []byte) (int, bool) {
 	}
 	n := copy(b.buf[b.w:], p)
 	b.w += n
+	b.pushed += int64(n)
 	if n > 0 {
 		b.signal()
 	}
@@ -278,15 +280,22 @@ func (b *body) abandonTo(dst *[]byte) {
 	}
 }
 
-// failed reports whether the body ended with an error (bad framing, a
-// timeout) rather than at its end. A body cut short by the client's end
-// of stream does not count, as in net/http, whose body reader takes that
-// for an end once it has reported it.
-func (b *body) failed() bool {
+// failed reports whether the body ended so that its connection cannot
+// serve another request, by net/http's measure: an error other than its
+// end or the client's (bad framing, a timeout); the client's end inside
+// a chunked body's framing; or the client's end with maxDiscard bytes or
+// more of a Content-Length body unsent.
+func (b *body) failed(total int64) bool {
 	if b.ex == nil {
 		return false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.end != nil && b.end != io.EOF && b.end != io.ErrUnexpectedEOF
+	switch b.end {
+	case nil, io.EOF:
+		return false
+	case io.ErrUnexpectedEOF:
+		return total < 0 || total-b.pushed >= maxDiscard
+	}
+	return true
 }

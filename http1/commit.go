@@ -64,7 +64,7 @@ func (w *response) commit(final bool) {
 	if w.ex.body.expecting() {
 		w.closeAfter = true // the client may or may not send the body
 	}
-	if w.ex.body.failed() {
+	if w.ex.body.failed(req.ContentLength) {
 		w.closeAfter = true // the stream is broken past the body's end
 	}
 	if final && !w.closeAfter && !w.ex.bodyDone.Load() && w.ex.body.unread(req.ContentLength) >= maxDiscard {

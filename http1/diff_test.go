@@ -489,44 +489,6 @@ var knownDiffs = []knownDiff{
 				replies(s.open, s.after) == replies(g.open, g.after)
 		},
 	},
-	{
-		name: "expect-417-http10-close",
-		bug:  "exchange.go (expectationFailed)",
-		why: "a 417 to an HTTP/1.0 request: net/http's says \"Connection: close\" (its " +
-			"sendExpectationFailed sets the field whatever the version), gale's only in HTTP/1.1",
-		match: func(o *diffOutcome) bool {
-			return strings.Contains(o.std.String(), "HTTP/1.0 417 ") && o.std.without(isClose).String() == o.gale.String()
-		},
-	},
-	{
-		name: "body-error-no-close",
-		bug:  "body.go (body.failed), commit.go (response.commit)",
-		why: "net/http's response says \"Connection: close\" and gale's does not (both close " +
-			"after it): (1) a chunked body cut short by the client's end inside a chunk-size " +
-			"line, chunk data or the CRLF after it (chunk-cut-in-size, chunk-cut-in-data, " +
-			"chunk-cut-before-crlf, chunk-cut-in-crlf, chunk-size-huge, shut-chunk-cut): net/http's " +
-			"chunked reader keeps its ErrUnexpectedEOF, so the discard before the head fails; " +
-			"body.failed no longer counts ErrUnexpectedEOF, right for a Content-Length body " +
-			"(cl-short-body) but not for a chunked one (cut in the trailer, net/http does not " +
-			"say close either: chunk-cut-after-last); (2) a Content-Length body cut short with " +
-			"256 KiB or more of it never sent (cl-huge): net/http counts it unread " +
-			"(unreadDataSizeLocked >= maxPostHandlerReadBytes, its tooBig), gale's unread test " +
-			"is skipped once the body is done",
-		match: func(o *diffOutcome) bool {
-			return o.std.without(isClose).String() == o.gale.String()
-		},
-	},
-	{
-		name: "expect-token",
-		bug:  "exchange.go (expectsContinue)",
-		why: "an Expect field that holds 100-continue among other words (\"Expect: x " +
-			"100-continue\"): net/http's server takes it for 100-continue (its hasToken, with " +
-			"space, tab and comma as boundaries), answers 100 and serves the request; gale " +
-			"wants the whole value to be 100-continue and answers 417",
-		match: func(o *diffOutcome) bool {
-			return fieldHolds(o.in, "Expect", "100-continue", false)
-		},
-	},
 }
 
 // isClose reports whether r says "Connection: close".

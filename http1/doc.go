@@ -14,9 +14,10 @@
 // once whole; only a request whose head is complete takes a goroutine,
 // from a bounded pool (MaxHandlers, with MaxQueue requests waiting beyond
 // it), for as long as its handler runs. An idle keep-alive connection
-// costs its socket and a few hundred bytes. Request bodies stream: the
-// loop hands the handler's Body.Read what arrives, and stops reading the
-// socket while more than BodyBufferSize bytes wait unread. ModeMixed
+// costs its socket and about a kilobyte. Request bodies stream: the loop
+// hands the handler's Body.Read what arrives, and stops reading the
+// socket while BodyBufferSize bytes (nearly) wait unread; a handler
+// writing to a client that does not read waits in Write. ModeMixed
 // serves connections with net/http's own goroutine per connection while
 // fewer than MixedThreshold are open, and with the loops beyond.
 //

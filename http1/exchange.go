@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,11 +117,11 @@ func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool
 	return engine.None, true
 }
 
+// expectsContinue reports whether r asks for 100 Continue: the token
+// anywhere in its Expect field, as net/http finds it.
 func expectsContinue(r *http.Request) bool {
-	return asciiEqualFold(r.Header.Get("Expect"), "100-continue")
+	return hasToken(r.Header.Get("Expect"), "100-continue")
 }
-
-func asciiEqualFold(a, b string) bool { return len(a) == len(b) && strings.EqualFold(a, b) }
 
 func (s *Server) bodyBufferSize() int {
 	if s.BodyBufferSize > 0 {
@@ -220,9 +219,7 @@ func (optionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ordinary response, in the request's version, that closes.
 func expectationFailed(r *http.Request) []byte {
 	b := appendStatusLine(nil, r.ProtoAtLeast(1, 1), http.StatusExpectationFailed)
-	if r.ProtoAtLeast(1, 1) {
-		b = append(b, "Connection: close\r\n"...)
-	}
+	b = append(b, "Connection: close\r\n"...)
 	b = append(b, "Date: "...)
 	b = append(b, date()...)
 	return append(b, "\r\nContent-Length: 0\r\n\r\n"...)
