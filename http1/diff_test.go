@@ -516,37 +516,6 @@ func (r *diffResult) without(f func(diffReply) bool) *diffResult {
 	return &c
 }
 
-// fieldHolds reports whether a field name in in holds token as net/http's
-// server finds tokens (words set off by spaces, tabs and commas) but not
-// as gale does: as an element of the comma-separated list when list is
-// set, as the whole value otherwise.
-func fieldHolds(in []byte, name, token string, list bool) bool {
-	lines := strings.Split(string(in), "\n")
-	for i, line := range lines {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || !strings.EqualFold(k, name) {
-			continue
-		}
-		for _, next := range lines[i+1:] { // obs-fold: net/http joins the lines with a space
-			if next == "" || next[0] != ' ' && next[0] != '\t' {
-				break
-			}
-			v += " " + next
-		}
-		words := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' || r == '\r' })
-		elems := []string{v}
-		if list {
-			elems = strings.Split(v, ",")
-		}
-		asWord := slices.ContainsFunc(words, func(w string) bool { return strings.EqualFold(w, token) })
-		asGale := slices.ContainsFunc(elems, func(e string) bool { return strings.EqualFold(strings.Trim(e, " \t\r"), token) })
-		if asWord != asGale {
-			return true
-		}
-	}
-	return false
-}
-
 // replies renders lists of responses for comparison.
 func replies(lists ...[]diffReply) string {
 	var b strings.Builder
