@@ -101,7 +101,7 @@ func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool
 	c.state.Store(stBusy)
 	c.busy.Store(ex.ctx)
 	if !s.pool.submit(ex) {
-		s.logf("http1: %v: refusing a request from %s", errNoHandlers, c.raddr)
+		s.logf("%v: refusing a request from %s", errNoHandlers, c.raddr)
 		c.state.Store(stIdle)
 		c.busy.Store(nil)
 		if c.cur != nil {
