@@ -13,10 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeio/gale/internal/backendtest"
+
 	"github.com/galeio/gale/http1"
 )
 
-func TestFlusherStreams(t *testing.T) {
+func TestFlusherStreams(t *testing.T) { backendtest.Run(t, testFlusherStreams) }
+
+func testFlusherStreams(t *testing.T) {
 	step := make(chan struct{})
 	addr := start(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "first")
@@ -40,7 +44,9 @@ func TestFlusherStreams(t *testing.T) {
 	}
 }
 
-func TestTrailersOut(t *testing.T) {
+func TestTrailersOut(t *testing.T) { backendtest.Run(t, testTrailersOut) }
+
+func testTrailersOut(t *testing.T) {
 	addr := start(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Trailer", "X-Sum")
 		io.WriteString(w, "body")
@@ -58,7 +64,9 @@ func TestTrailersOut(t *testing.T) {
 	}
 }
 
-func TestHead(t *testing.T) {
+func TestHead(t *testing.T) { backendtest.Run(t, testHead) }
+
+func testHead(t *testing.T) {
 	addr := start(t, nil, echoHandler())
 	c, br := rawConn(t, addr)
 	io.WriteString(c, "HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -78,7 +86,9 @@ func TestHead(t *testing.T) {
 	}
 }
 
-func TestExpectContinue(t *testing.T) {
+func TestExpectContinue(t *testing.T) { backendtest.Run(t, testExpectContinue) }
+
+func testExpectContinue(t *testing.T) {
 	addr := start(t, nil, echoHandler())
 	c, br := rawConn(t, addr)
 	io.WriteString(c, "POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
@@ -107,7 +117,9 @@ func TestExpectContinue(t *testing.T) {
 // A handler that answers without reading the body it was promised
 // 100 Continue for: the connection closes after the response, since the
 // client may or may not send the body.
-func TestExpectContinueUnread(t *testing.T) {
+func TestExpectContinueUnread(t *testing.T) { backendtest.Run(t, testExpectContinueUnread) }
+
+func testExpectContinueUnread(t *testing.T) {
 	addr := start(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no", http.StatusForbidden)
 	}))
@@ -119,7 +131,9 @@ func TestExpectContinueUnread(t *testing.T) {
 	}
 }
 
-func TestPanicRecovered(t *testing.T) {
+func TestPanicRecovered(t *testing.T) { backendtest.Run(t, testPanicRecovered) }
+
+func testPanicRecovered(t *testing.T) {
 	var logged bytes.Buffer
 	var mu sync.Mutex
 	srv := &http1.Server{ErrorLog: log.New(lockedWriter{&mu, &logged}, "", 0)}
@@ -153,7 +167,9 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func TestHijack(t *testing.T) {
+func TestHijack(t *testing.T) { backendtest.Run(t, testHijack) }
+
+func testHijack(t *testing.T) {
 	addr := start(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		nc, brw, err := w.(http.Hijacker).Hijack()
 		if err != nil {
@@ -189,7 +205,9 @@ func TestHijack(t *testing.T) {
 	}
 }
 
-func TestResponseController(t *testing.T) {
+func TestResponseController(t *testing.T) { backendtest.Run(t, testResponseController) }
+
+func testResponseController(t *testing.T) {
 	done := make(chan struct{})
 	addr := start(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer close(done)
@@ -225,7 +243,9 @@ func TestResponseController(t *testing.T) {
 	<-done
 }
 
-func TestRequestContextCanceled(t *testing.T) {
+func TestRequestContextCanceled(t *testing.T) { backendtest.Run(t, testRequestContextCanceled) }
+
+func testRequestContextCanceled(t *testing.T) {
 	canceled := make(chan error, 1)
 	addr := start(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {

@@ -12,12 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeio/gale/internal/backendtest"
+
 	"github.com/galeio/gale/http1"
 )
 
 // A head that trickles in is held, unparsed and without a goroutine, until
 // ReadHeaderTimeout closes its connection.
-func TestSlowlorisHeadTimesOut(t *testing.T) {
+func TestSlowlorisHeadTimesOut(t *testing.T) { backendtest.Run(t, testSlowlorisHeadTimesOut) }
+
+func testSlowlorisHeadTimesOut(t *testing.T) {
 	addr := start(t, &http1.Server{ReadHeaderTimeout: 200 * time.Millisecond}, echoHandler())
 	c, br := rawConn(t, addr)
 	t0 := time.Now()
@@ -38,7 +42,9 @@ func TestSlowlorisHeadTimesOut(t *testing.T) {
 
 // A head longer than MaxHeaderBytes (plus net/http's 4 KiB of slack) is
 // answered 431 and its connection closed: the server holds no more.
-func TestHeadTooLarge(t *testing.T) {
+func TestHeadTooLarge(t *testing.T) { backendtest.Run(t, testHeadTooLarge) }
+
+func testHeadTooLarge(t *testing.T) {
 	addr := start(t, &http1.Server{MaxHeaderBytes: 1024}, echoHandler())
 	c, br := rawConn(t, addr)
 	go func() {
@@ -58,7 +64,9 @@ func TestHeadTooLarge(t *testing.T) {
 // A client that never reads its response holds its handler in Write once
 // the connection's queue is full: the server buffers a bounded amount,
 // not the response.
-func TestNeverReadingClient(t *testing.T) {
+func TestNeverReadingClient(t *testing.T) { backendtest.Run(t, testNeverReadingClient) }
+
+func testNeverReadingClient(t *testing.T) {
 	var written atomic.Int64
 	done := make(chan error, 1)
 	addr := start(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -93,7 +101,9 @@ func TestNeverReadingClient(t *testing.T) {
 
 // An upload to a handler that reads slowly is held back: the loop stops
 // reading once BodyBufferSize bytes wait, so the client's writes block.
-func TestUploadBackpressure(t *testing.T) {
+func TestUploadBackpressure(t *testing.T) { backendtest.Run(t, testUploadBackpressure) }
+
+func testUploadBackpressure(t *testing.T) {
 	release := make(chan struct{})
 	got := make(chan int64, 1)
 	addr := start(t, &http1.Server{BodyBufferSize: 16 << 10}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -131,7 +141,9 @@ func TestUploadBackpressure(t *testing.T) {
 	}
 }
 
-func TestMaxBodyBytes(t *testing.T) {
+func TestMaxBodyBytes(t *testing.T) { backendtest.Run(t, testMaxBodyBytes) }
+
+func testMaxBodyBytes(t *testing.T) {
 	addr := start(t, &http1.Server{MaxBodyBytes: 1000}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, err := io.ReadAll(r.Body)
 		var mbe *http.MaxBytesError
@@ -148,7 +160,9 @@ func TestMaxBodyBytes(t *testing.T) {
 	}
 }
 
-func TestQueueFull(t *testing.T) {
+func TestQueueFull(t *testing.T) { backendtest.Run(t, testQueueFull) }
+
+func testQueueFull(t *testing.T) {
 	block := make(chan struct{})
 	addr := start(t, &http1.Server{MaxHandlers: 1, MaxQueue: 1, ErrorLog: log.New(io.Discard, "", 0)}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-block
@@ -169,7 +183,9 @@ func TestQueueFull(t *testing.T) {
 
 // A client that sends its request and half-closes still gets the
 // response.
-func TestHalfClose(t *testing.T) {
+func TestHalfClose(t *testing.T) { backendtest.Run(t, testHalfClose) }
+
+func testHalfClose(t *testing.T) {
 	addr := start(t, nil, echoHandler())
 	c, br := rawConn(t, addr)
 	io.WriteString(c, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
@@ -185,7 +201,9 @@ func TestHalfClose(t *testing.T) {
 
 // A body cut short by the client's close ends the handler's read with
 // io.ErrUnexpectedEOF.
-func TestBodyCutShort(t *testing.T) {
+func TestBodyCutShort(t *testing.T) { backendtest.Run(t, testBodyCutShort) }
+
+func testBodyCutShort(t *testing.T) {
 	errc := make(chan error, 1)
 	addr := start(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, err := io.ReadAll(r.Body)
@@ -206,7 +224,9 @@ func isReset(err error) bool {
 
 // ReadTimeout bounds a whole request: a body that trickles past it fails
 // the handler's read with a timeout, however steadily bytes arrive.
-func TestReadTimeoutBoundsBody(t *testing.T) {
+func TestReadTimeoutBoundsBody(t *testing.T) { backendtest.Run(t, testReadTimeoutBoundsBody) }
+
+func testReadTimeoutBoundsBody(t *testing.T) {
 	errc := make(chan error, 1)
 	addr := start(t, &http1.Server{ReadTimeout: 300 * time.Millisecond}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, err := io.ReadAll(r.Body)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/galeio/gale/internal/backendtest"
 )
 
 func echoHandler() http.Handler {
@@ -28,7 +30,9 @@ func echoHandler() http.Handler {
 	return mux
 }
 
-func TestGetKeepAlive(t *testing.T) {
+func TestGetKeepAlive(t *testing.T) { backendtest.Run(t, testGetKeepAlive) }
+
+func testGetKeepAlive(t *testing.T) {
 	addr := start(t, nil, echoHandler())
 	cl := client(t)
 	for i := 0; i < 5; i++ {
@@ -44,7 +48,9 @@ func TestGetKeepAlive(t *testing.T) {
 	}
 }
 
-func TestPostBodies(t *testing.T) {
+func TestPostBodies(t *testing.T) { backendtest.Run(t, testPostBodies) }
+
+func testPostBodies(t *testing.T) {
 	addr := start(t, nil, echoHandler())
 	cl := client(t)
 	for _, n := range []int{0, 1, 100, 70000, 1 << 20} {
@@ -72,7 +78,9 @@ func TestPostBodies(t *testing.T) {
 	}
 }
 
-func TestBigResponse(t *testing.T) {
+func TestBigResponse(t *testing.T) { backendtest.Run(t, testBigResponse) }
+
+func testBigResponse(t *testing.T) {
 	addr := start(t, nil, echoHandler())
 	resp, err := client(t).Get("http://" + addr + "/big")
 	if err != nil {
@@ -85,7 +93,9 @@ func TestBigResponse(t *testing.T) {
 	}
 }
 
-func TestPipelining(t *testing.T) {
+func TestPipelining(t *testing.T) { backendtest.Run(t, testPipelining) }
+
+func testPipelining(t *testing.T) {
 	addr := start(t, nil, echoHandler())
 	c, br := rawConn(t, addr)
 	req := "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n" +

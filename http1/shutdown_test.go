@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeio/gale/internal/backendtest"
+
 	"github.com/galeio/gale/http1"
 	"github.com/galeio/gale/internal/tlstest"
 )
@@ -30,7 +32,9 @@ func serveBare(t *testing.T, srv *http1.Server, h http.Handler) (string, chan er
 // Shutdown closes idle connections at once, lets the request in flight
 // finish with "Connection: close", refuses new connections, and returns
 // when the last is gone.
-func TestShutdownDrains(t *testing.T) {
+func TestShutdownDrains(t *testing.T) { backendtest.Run(t, testShutdownDrains) }
+
+func testShutdownDrains(t *testing.T) {
 	srv := &http1.Server{}
 	inHandler, release := make(chan struct{}), make(chan struct{})
 	addr, served := serveBare(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -82,7 +86,9 @@ func TestShutdownDrains(t *testing.T) {
 
 // Shutdown returns ctx's error when a request outlasts it; Close then
 // cuts it.
-func TestShutdownTimeoutThenClose(t *testing.T) {
+func TestShutdownTimeoutThenClose(t *testing.T) { backendtest.Run(t, testShutdownTimeoutThenClose) }
+
+func testShutdownTimeoutThenClose(t *testing.T) {
 	srv := &http1.Server{}
 	inHandler, release := make(chan struct{}), make(chan struct{})
 	defer close(release)
@@ -110,7 +116,9 @@ func TestShutdownTimeoutThenClose(t *testing.T) {
 	<-served
 }
 
-func TestIdleTimeout(t *testing.T) {
+func TestIdleTimeout(t *testing.T) { backendtest.Run(t, testIdleTimeout) }
+
+func testIdleTimeout(t *testing.T) {
 	addr := start(t, &http1.Server{IdleTimeout: 100 * time.Millisecond}, echoHandler())
 	c, br := rawConn(t, addr)
 	io.WriteString(c, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -128,7 +136,9 @@ func TestIdleTimeout(t *testing.T) {
 	}
 }
 
-func TestConnStates(t *testing.T) {
+func TestConnStates(t *testing.T) { backendtest.Run(t, testConnStates) }
+
+func testConnStates(t *testing.T) {
 	var mu sync.Mutex
 	var states []http.ConnState
 	closed := make(chan struct{})
@@ -165,7 +175,9 @@ func TestConnStates(t *testing.T) {
 
 // ModeMixed serves the first connections with net/http's goroutines and
 // the rest from the loops; both answer alike.
-func TestModeMixed(t *testing.T) {
+func TestModeMixed(t *testing.T) { backendtest.Run(t, testModeMixed) }
+
+func testModeMixed(t *testing.T) {
 	var mu sync.Mutex
 	conns := map[string]bool{}
 	srv := &http1.Server{Mode: http1.ModeMixed, MixedThreshold: 2, ConnState: func(c net.Conn, st http.ConnState) {
@@ -201,7 +213,9 @@ func TestModeMixed(t *testing.T) {
 	}
 }
 
-func TestServeTLS(t *testing.T) {
+func TestServeTLS(t *testing.T) { backendtest.Run(t, testServeTLS) }
+
+func testServeTLS(t *testing.T) {
 	pki := tlstest.Get()
 	dir := t.TempDir()
 	files, err := pki.Files(dir)
