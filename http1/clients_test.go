@@ -8,7 +8,6 @@ package http1_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -408,25 +407,12 @@ func startTLS(t *testing.T, h http.Handler) (string, tlstest.Files) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http1.Server{Handler: h}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeTLS(ln, f.ServerCert, f.ServerKey) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-			srv.Close()
-		}
-		if err := <-done; err != http.ErrServerClosed {
-			t.Errorf("ServeTLS returned %v, want ErrServerClosed", err)
-		}
+	srv := &http1.Server{}
+	addr, done := listen(t, srv, h, func(srv *http1.Server, ln net.Listener) error {
+		return srv.ServeTLS(ln, f.ServerCert, f.ServerKey)
 	})
-	return ln.Addr().String(), f
+	stopAtEnd(t, srv, done)
+	return addr, f
 }
 
 // TestNetHTTPClientTLS: net/http's client, offering h2 and http/1.1 by

@@ -15,20 +15,6 @@ import (
 	"github.com/galeio/gale/internal/tlstest"
 )
 
-// serveBare serves h with srv and returns the address and Serve's result;
-// the test shuts it down itself.
-func serveBare(t *testing.T, srv *http1.Server, h http.Handler) (string, chan error) {
-	t.Helper()
-	srv.Handler = h
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	return ln.Addr().String(), done
-}
-
 // Shutdown closes idle connections at once, lets the request in flight
 // finish with "Connection: close", refuses new connections, and returns
 // when the last is gone.
@@ -37,13 +23,13 @@ func TestShutdownDrains(t *testing.T) { backendtest.Run(t, testShutdownDrains) }
 func testShutdownDrains(t *testing.T) {
 	srv := &http1.Server{}
 	inHandler, release := make(chan struct{}), make(chan struct{})
-	addr, served := serveBare(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	addr, served := listen(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			close(inHandler)
 			<-release
 		}
 		io.WriteString(w, "done")
-	}))
+	}), (*http1.Server).Serve)
 	idle, idleR := rawConn(t, addr)
 	io.WriteString(idle, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	resp, err := http.ReadResponse(idleR, nil)
@@ -92,13 +78,13 @@ func testShutdownTimeoutThenClose(t *testing.T) {
 	srv := &http1.Server{}
 	inHandler, release := make(chan struct{}), make(chan struct{})
 	defer close(release)
-	addr, served := serveBare(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	addr, served := listen(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(inHandler)
 		select {
 		case <-release:
 		case <-r.Context().Done():
 		}
-	}))
+	}), (*http1.Server).Serve)
 	c, br := rawConn(t, addr)
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	<-inHandler
@@ -216,35 +202,19 @@ func testModeMixed(t *testing.T) {
 func TestServeTLS(t *testing.T) { backendtest.Run(t, testServeTLS) }
 
 func testServeTLS(t *testing.T) {
-	pki := tlstest.Get()
-	dir := t.TempDir()
-	files, err := pki.Files(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http1.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	addr, _ := startTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || r.TLS.NegotiatedProtocol != "http/1.1" {
 			t.Errorf("r.TLS = %+v", r.TLS)
 		}
 		io.WriteString(w, "secure")
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeTLS(ln, files.ServerCert, files.ServerKey) }()
-	defer func() {
-		srv.Shutdown(context.Background())
-		<-done
-	}()
-	cfg := pki.ClientConfig()
+	}))
+	cfg := tlstest.Get().ClientConfig()
 	cfg.NextProtos = []string{"h2", "http/1.1"}
 	tr := &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
 	defer tr.CloseIdleConnections()
 	cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	for i := 0; i < 3; i++ {
-		resp, err := cl.Get("https://" + ln.Addr().String() + "/")
+		resp, err := cl.Get("https://" + addr + "/")
 		if err != nil {
 			t.Fatal(err)
 		}

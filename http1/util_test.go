@@ -19,13 +19,28 @@ func start(t testing.TB, srv *http1.Server, h http.Handler) string {
 	if srv == nil {
 		srv = &http1.Server{}
 	}
+	addr, done := listen(t, srv, h, (*http1.Server).Serve)
+	stopAtEnd(t, srv, done)
+	return addr
+}
+
+// listen serves h with srv on a loopback port through serve (Serve, or a
+// ServeTLS) and returns the address and, once it returns, serve's result.
+func listen(t testing.TB, srv *http1.Server, h http.Handler, serve func(*http1.Server, net.Listener) error) (string, chan error) {
+	t.Helper()
 	srv.Handler = h
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- serve(srv, ln) }()
+	return ln.Addr().String(), done
+}
+
+// stopAtEnd shuts srv down when the test ends, and checks that its serve
+// (whose result done gives) returned ErrServerClosed.
+func stopAtEnd(t testing.TB, srv *http1.Server, done chan error) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -37,7 +52,6 @@ func start(t testing.TB, srv *http1.Server, h http.Handler) string {
 			t.Errorf("Serve returned %v, want ErrServerClosed", err)
 		}
 	})
-	return ln.Addr().String()
 }
 
 // client returns an http.Client whose idle connections close when the
