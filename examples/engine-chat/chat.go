@@ -122,17 +122,18 @@ func (srv *server) handle(s *session, line []byte) engine.Action {
 // choose makes nick s's nickname if it is valid and free, and tells s
 // otherwise.
 func (srv *server) choose(s *session, nick []byte) {
-	switch {
-	case !validNick(nick):
+	if !validNick(nick) {
 		s.send([]byte(msgBadNick))
 		return
-	case !srv.room.join(s, string(nick)):
+	}
+	before, ok := srv.room.join(s, string(nick))
+	if !ok {
 		s.send(fmt.Appendf(s.out[:0], "* %s is taken; another?\n", nick))
 		return
 	}
 	s.c.SetReadDeadline(time.Time{}) // (any set by an earlier OnData comes first)
 	s.send(fmt.Appendf(s.out[:0], "* hello %s%s", s.nick, msgHelp))
-	srv.room.broadcast(s, fmt.Appendf(s.out[:0], "* %s joined\n", s.nick))
+	sendAll(before, s, fmt.Appendf(s.out[:0], "* %s joined\n", s.nick))
 	srv.cfg.log.Printf("%s joined from %v", s.nick, s.c.RemoteAddr())
 }
 

@@ -27,18 +27,22 @@ type room struct {
 func newRoom() *room { return &room{byNick: make(map[string]*session)} }
 
 // join gives s the nickname nick and adds it to the room, unless another
-// client has that nickname.
-func (r *room) join(s *session, nick string) bool {
+// client has that nickname. It returns the members who were there before
+// s, taken in the same hold of mu: they, and only they, are told that s
+// joined. (Taking them later would tell a client who joined in between,
+// and who was already told who was there by /who or its own arrival.)
+func (r *room) join(s *session, nick string) (before []*session, ok bool) {
 	key := strings.ToLower(nick)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, taken := r.byNick[key]; taken {
-		return false
+		return nil, false
 	}
 	s.nick = nick // before it is shared: immutable from now on
 	r.byNick[key] = s
+	before = r.members
 	r.members = append(slices.Clip(r.members), s) // a new array: see members
-	return true
+	return before, true
 }
 
 // leave takes s out of the room.
@@ -58,6 +62,11 @@ func (r *room) broadcast(from *session, msg []byte) {
 	r.mu.Lock()
 	members := r.members
 	r.mu.Unlock()
+	sendAll(members, from, msg)
+}
+
+// sendAll writes msg to each of members but from, as broadcast does.
+func sendAll(members []*session, from *session, msg []byte) {
 	for _, s := range members {
 		if s != from {
 			s.send(msg)
