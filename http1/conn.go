@@ -49,6 +49,7 @@ type conn struct {
 	headAt    int64     // when the head began arriving, in Unix nanoseconds
 	lingering int64     // while closing, when the linger ends (see linger)
 	cur       *exchange // the request whose body the loop still reads
+	proto     Protocol  // after Upgrade, what serves the connection instead
 
 	links links // in the server's connList; guarded by Server.mu
 }
@@ -93,6 +94,9 @@ func (h *loopHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
 
 func (h *loopHandler) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
 	c := ec.Context().(*conn)
+	if c.proto != nil {
+		return c.proto.OnData(ec, in)
+	}
 	act := c.serveInput(in)
 	c.flow(in)
 	return act
@@ -173,6 +177,12 @@ func (c *conn) flow(in *engine.Inbound) {
 // the end.
 func (h *loopHandler) OnEOF(ec *engine.Conn) engine.Action {
 	c := ec.Context().(*conn)
+	if c.proto != nil {
+		if hc, ok := c.proto.(engine.HalfCloser); ok {
+			return hc.OnEOF(ec)
+		}
+		return engine.Close
+	}
 	c.eof = true
 	c.quit.Store(true)
 	if ex := c.cur; ex != nil {
@@ -190,6 +200,9 @@ func (h *loopHandler) OnEOF(ec *engine.Conn) engine.Action {
 
 func (h *loopHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {
 	c := ec.Context().(*conn)
+	if c.proto != nil {
+		return c.proto.OnDeadline(ec, err)
+	}
 	if err == engine.ErrWriteDeadline {
 		c.quit.Store(true)
 		ec.Abort()
@@ -221,6 +234,11 @@ func (h *loopHandler) OnClose(ec *engine.Conn, err error) {
 	}
 	c.closed = true
 	c.quit.Store(true)
+	if c.proto != nil {
+		c.proto.OnClose(ec, err)
+		s.removeConn(c)
+		return
+	}
 	if ex := c.cur; ex != nil {
 		c.endBody(ex, errUnexpectedEOF)
 	}

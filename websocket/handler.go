@@ -1,0 +1,51 @@
+package websocket
+
+// Handler receives a connection's events. Every callback runs on the
+// connection's loop, one at a time per connection: a callback that blocks
+// stalls every connection of its loop, so hand long work to another
+// goroutine (which may write to the connection: writes are safe from any
+// goroutine). Embed BaseHandler to implement only some callbacks.
+//
+// A Handler may also implement PingHandler and PongHandler.
+type Handler interface {
+	// OnOpen runs once, when the connection is established, before any
+	// other callback. Writes made in it go out first.
+	OnOpen(c *Conn)
+	// OnMessage runs for each whole message: typ is TextMessage (data is
+	// valid UTF-8) or BinaryMessage. data is decompressed and unmasked,
+	// and valid only during the call: copy what must outlive it.
+	OnMessage(c *Conn, typ MessageType, data []byte)
+	// OnClose runs once, when the connection has closed. err is a
+	// *CloseError when the peer sent a close frame (CloseStatus reads its
+	// code; Reason has its reason), net.ErrClosed after CloseNow, and
+	// otherwise why it ended: ErrReadLimit, a *ProtocolError,
+	// ErrCloseTimeout, io.EOF or io.ErrUnexpectedEOF when the peer went
+	// without a close frame, a deadline or network error.
+	OnClose(c *Conn, err error)
+}
+
+// PingHandler is implemented by a Handler that wants to see pings. The
+// pong that answers each is queued before OnPing runs, whatever it does.
+// data is valid only during the call.
+type PingHandler interface {
+	OnPing(c *Conn, data []byte)
+}
+
+// PongHandler is implemented by a Handler that wants to see pongs (the
+// answers to Conn.WriteControl(PingMessage, ...), or unsolicited ones).
+// data is valid only during the call.
+type PongHandler interface {
+	OnPong(c *Conn, data []byte)
+}
+
+// BaseHandler implements Handler with callbacks that do nothing.
+type BaseHandler struct{}
+
+// OnOpen does nothing.
+func (BaseHandler) OnOpen(*Conn) {}
+
+// OnMessage does nothing.
+func (BaseHandler) OnMessage(*Conn, MessageType, []byte) {}
+
+// OnClose does nothing.
+func (BaseHandler) OnClose(*Conn, error) {}

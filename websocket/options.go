@@ -1,0 +1,110 @@
+package websocket
+
+import (
+	"compress/flate"
+	"time"
+
+	"github.com/galeio/gale/engine"
+)
+
+// Options are the settings an Upgrader and a Dialer share. The zero
+// value is usable once Handler is set.
+type Options struct {
+	// Handler receives the connections' events. Required.
+	Handler Handler
+
+	// ReadLimit caps a message's size, after decompression: a larger one
+	// closes the connection with StatusMessageTooBig (OnClose gets
+	// ErrReadLimit). Default DefaultReadLimit.
+	ReadLimit int
+
+	// MaxQueued caps the bytes queued for a connection and not yet sent:
+	// a write (WriteMessage, a stream's Write, WritePrepared, Broadcast)
+	// that finds this many already queued fails with ErrQueueFull. What
+	// then happens is DropWhenFull's choice. Writes never wait for a slow
+	// peer: below the cap they queue, and the connection's loop sends
+	// them as the peer reads. Default DefaultMaxQueued.
+	MaxQueued int
+	// DropWhenFull keeps a connection whose queue is full open, dropping
+	// only the message that did not fit (a live feed's choice: the peer
+	// misses updates but stays). By default the connection is closed
+	// instead, at once, without a close frame (it could not be sent), and
+	// OnClose gets ErrQueueFull: a peer that does not read cannot hold
+	// memory.
+	DropWhenFull bool
+
+	// Compression negotiates permessage-deflate (RFC 7692); see
+	// CompressionMode. Default CompressionDisabled.
+	Compression CompressionMode
+	// CompressionLevel is the flate level of outgoing messages, from
+	// flate.HuffmanOnly to flate.BestCompression. Default flate.BestSpeed.
+	CompressionLevel int
+	// CompressionThreshold: messages shorter than this are sent
+	// uncompressed (compressing them gains too little). Default 64.
+	CompressionThreshold int
+
+	// CloseTimeout bounds the close handshake: how long a connection that
+	// sent a close frame waits for the peer's before it closes anyway
+	// (OnClose then gets ErrCloseTimeout). Default 5 s.
+	CloseTimeout time.Duration
+
+	// Engine runs the connections that are not already on gale's loops:
+	// those a Dialer dials, and those an Upgrader takes over from a
+	// net/http server (which hands them over by Hijack). It must come from
+	// NewEngine. Default: one engine for the whole program, started on
+	// first use (with engine.Options' defaults) and never stopped.
+	Engine *engine.Engine
+}
+
+// CompressionMode says whether connections compress their messages.
+type CompressionMode uint8
+
+const (
+	// CompressionDisabled neither offers nor accepts permessage-deflate.
+	CompressionDisabled CompressionMode = iota
+	// CompressionEnabled negotiates permessage-deflate without context
+	// takeover on the incoming side: the peer compresses each message on
+	// its own, so a connection keeps no compression state between
+	// messages, and costs nothing for it. (The outgoing side never
+	// refers back to earlier messages, whatever is negotiated: that is
+	// always valid, and keeps no state either.) Compressors and
+	// decompressors are pooled, shared by every connection.
+	CompressionEnabled
+	// CompressionContextTakeover also accepts the peer's context
+	// takeover, which compresses repetitive streams of small messages
+	// better: each connection then keeps the last 2^window-bits bytes it
+	// received (32 KiB unless the peer agreed to less) for as long as it
+	// lives.
+	CompressionContextTakeover
+)
+
+// The defaults of Options.
+const (
+	DefaultReadLimit = 1 << 20
+	DefaultMaxQueued = 1 << 20
+)
+
+const (
+	defaultCloseTimeout = 5 * time.Second
+	defaultThreshold    = 64
+)
+
+// withDefaults returns o with its zero fields set to their defaults.
+func (o Options) withDefaults() Options {
+	if o.ReadLimit <= 0 {
+		o.ReadLimit = DefaultReadLimit
+	}
+	if o.MaxQueued <= 0 {
+		o.MaxQueued = DefaultMaxQueued
+	}
+	if o.CompressionLevel == 0 {
+		o.CompressionLevel = flate.BestSpeed
+	}
+	if o.CompressionThreshold <= 0 {
+		o.CompressionThreshold = defaultThreshold
+	}
+	if o.CloseTimeout <= 0 {
+		o.CloseTimeout = defaultCloseTimeout
+	}
+	return o
+}

@@ -1,0 +1,4 @@
+package websocket
+
+// reader is the loop's frame parser state (placeholder).
+type reader struct{}
