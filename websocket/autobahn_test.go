@@ -1,0 +1,213 @@
+package websocket_test
+
+// The Autobahn testsuite (wstest, autobahntestsuite), every case of
+// groups 1-13, against gale's WebSocket server and client: wstest's
+// fuzzingclient tests echo servers on http1.Server (plain and TLS, with
+// and without context takeover); wstest's fuzzingserver tests echo
+// clients made by Dialer. A case passes when wstest calls it OK,
+// NON-STRICT or INFORMATIONAL, in its behavior and its close behavior.
+//
+// They take minutes, so they run only with GALE_AUTOBAHN=1 (CI runs them
+// in a section of their own, without -race). GALE_AUTOBAHN_REPORT=dir
+// also writes the results and a summary there (docs/autobahn holds
+// them). The harness is autobahn_harness_test.go.
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/websocket"
+)
+
+// abLimit is the read limit and output queue of the peers under test:
+// cases 9.1.6 and 9.2.6 send 16 MiB messages, to be echoed whole.
+const abLimit = 64 << 20
+
+// abPerCase bounds one case of the client test; wstest's own longest
+// timeout is 60 s (12.x and 13.x).
+const abPerCase = 2 * time.Minute
+
+func needAutobahn(t *testing.T) {
+	t.Helper()
+	if os.Getenv("GALE_AUTOBAHN") != "1" {
+		t.Skip("the Autobahn testsuite takes minutes: set GALE_AUTOBAHN=1 to run it")
+	}
+}
+
+// abEcho echoes every message back.
+type abEcho struct{ websocket.BaseHandler }
+
+func (abEcho) OnMessage(c *websocket.Conn, typ websocket.MessageType, data []byte) {
+	c.WriteMessage(typ, data)
+}
+
+// startEcho starts an echo server at /ws on http1.Server, on an
+// ephemeral port of 127.0.0.1, and returns its URL.
+func startEcho(t *testing.T, mode websocket.CompressionMode, useTLS bool) string {
+	t.Helper()
+	up := &websocket.Upgrader{Options: websocket.Options{
+		Handler:     abEcho{},
+		ReadLimit:   abLimit,
+		MaxQueued:   abLimit,
+		Compression: mode,
+	}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
+		if _, err := up.Upgrade(w, r, nil); err != nil {
+			t.Logf("upgrade: %v", err)
+		}
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &http1.Server{Handler: mux}
+	scheme := "ws"
+	if useTLS {
+		// wstest's fuzzingclient checks no certificate (it uses Twisted's
+		// ClientContextFactory unless the spec names a "hostname").
+		s.TLSConfig = tlstest.Get().ServerConfig()
+		scheme = "wss"
+		go s.ServeTLS(ln, "", "")
+	} else {
+		go s.Serve(ln)
+	}
+	t.Cleanup(func() { s.Close() })
+	return scheme + "://" + ln.Addr().String() + "/ws"
+}
+
+// TestAutobahnServer runs wstest's fuzzingclient, every case, against
+// gale's echo servers, one wstest per agent.
+func TestAutobahnServer(t *testing.T) {
+	needAutobahn(t)
+	t.Parallel()
+	wstest := wstestCmd(t)
+	version := wstestVersion(wstest)
+	t.Logf("wstest: %s", version)
+	ctx, cancel := context.WithTimeout(context.Background(), abTimeout(t))
+	defer cancel()
+
+	targets := []abTarget{
+		{"gale", startEcho(t, websocket.CompressionEnabled, false)},
+		{"gale-takeover", startEcho(t, websocket.CompressionContextTakeover, false)},
+		{"gale-tls", startEcho(t, websocket.CompressionEnabled, true)},
+	}
+	root := t.TempDir()
+	runs := make([]*abRun, len(targets))
+	var fs []func()
+	for i, target := range targets {
+		fs = append(fs, func() { runs[i] = runFuzzingClient(ctx, t, root, target) })
+	}
+	start := time.Now()
+	runParallel(fs...)
+	t.Logf("all agents: %v", time.Since(start).Round(time.Second))
+	for _, run := range runs {
+		run.check(t, abCaseCount, version)
+	}
+	writeReport(t, os.Getenv("GALE_AUTOBAHN_REPORT"), "Autobahn testsuite: gale's WebSocket server", version, runs)
+}
+
+// TestAutobahnClient runs wstest's fuzzingserver, every case, against
+// gale's echo clients, one wstest per agent.
+func TestAutobahnClient(t *testing.T) {
+	needAutobahn(t)
+	t.Parallel()
+	wstest := wstestCmd(t)
+	version := wstestVersion(wstest)
+	ctx, cancel := context.WithTimeout(context.Background(), abTimeout(t))
+	defer cancel()
+
+	agents := []struct {
+		name string
+		mode websocket.CompressionMode
+	}{
+		{"gale-client", websocket.CompressionEnabled},
+		{"gale-client-takeover", websocket.CompressionContextTakeover},
+	}
+	root := t.TempDir()
+	runs := make([]*abRun, len(agents))
+	var fs []func()
+	for i, a := range agents {
+		fs = append(fs, func() { runs[i] = runFuzzingServer(ctx, t, root, a.name, abDialer{a.mode}, abPerCase) })
+	}
+	start := time.Now()
+	runParallel(fs...)
+	t.Logf("all agents: %v", time.Since(start).Round(time.Second))
+	for _, run := range runs {
+		run.check(t, abCaseCount, version)
+	}
+	writeReport(t, os.Getenv("GALE_AUTOBAHN_REPORT"), "Autobahn testsuite: gale's WebSocket client", version, runs)
+}
+
+// abDialer is gale's client, for the fuzzing server.
+type abDialer struct{ mode websocket.CompressionMode }
+
+func (d abDialer) Run(ctx context.Context, url string, echo bool) ([][]byte, error) {
+	h := &abClientHandler{echo: echo, done: make(chan struct{})}
+	dialer := &websocket.Dialer{Options: websocket.Options{
+		Handler:     h,
+		ReadLimit:   abLimit,
+		MaxQueued:   abLimit,
+		Compression: d.mode,
+	}}
+	c, _, err := dialer.Dial(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+		c.CloseNow()
+		select {
+		case <-h.done:
+		case <-time.After(10 * time.Second):
+			return h.messages(), errors.New("OnClose did not run within 10 s of CloseNow")
+		}
+		return h.messages(), ctx.Err()
+	}
+	var ce *websocket.CloseError
+	if errors.As(h.err, &ce) {
+		return h.messages(), nil // the peer closed it: the case's end
+	}
+	return h.messages(), h.err
+}
+
+// abClientHandler echoes the messages back, or keeps them, until the
+// connection closes.
+type abClientHandler struct {
+	websocket.BaseHandler
+	echo bool
+	done chan struct{}
+	mu   sync.Mutex
+	msgs [][]byte
+	err  error // OnClose's, once done is closed
+}
+
+func (h *abClientHandler) OnMessage(c *websocket.Conn, typ websocket.MessageType, data []byte) {
+	if h.echo {
+		c.WriteMessage(typ, data)
+		return
+	}
+	h.mu.Lock()
+	h.msgs = append(h.msgs, append([]byte(nil), data...))
+	h.mu.Unlock()
+}
+
+func (h *abClientHandler) OnClose(c *websocket.Conn, err error) {
+	h.err = err
+	close(h.done)
+}
+
+func (h *abClientHandler) messages() [][]byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.msgs
+}
