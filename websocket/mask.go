@@ -23,4 +23,3 @@ func maskBytes(key [4]byte, pos int, b []byte) int {
 	}
 	return (pos + len(b)) & 3
 }
-
