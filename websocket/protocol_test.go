@@ -3,8 +3,11 @@ package websocket_test
 import (
 	"bytes"
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/galeio/gale/websocket"
 )
@@ -135,5 +138,31 @@ func TestHandshakeRefused(t *testing.T) {
 	_, resp := rawDial(t, url, "Origin: http://"+strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/ws"))
 	if resp.StatusCode != 101 {
 		t.Errorf("same origin: status %d, want 101", resp.StatusCode)
+	}
+}
+
+// TestHalfCloseWithUpgrade: a client that half-closes right after its
+// upgrade request (before the switch to WebSocket) must still see its
+// connection end, and OnClose run; the end of its stream once went to the
+// HTTP server, and the upgraded connection waited forever.
+func TestHalfCloseWithUpgrade(t *testing.T) {
+	srv := newRecorder(true)
+	url := serveWS(t, &websocket.Upgrader{Options: websocket.Options{Handler: srv}}, false)
+	for range 20 {
+		host := strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/ws")
+		nc, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(nc, "GET /ws HTTP/1.1\r\nHost: "+host+"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+		nc.(*net.TCPConn).CloseWrite()
+		nc.SetReadDeadline(time.Now().Add(testTimeout))
+		if _, err := io.Copy(io.Discard, nc); err != nil {
+			t.Fatalf("the upgraded connection did not end: %v", err)
+		}
+		nc.Close()
+		srv.expect(t, "open")
+		srv.expect(t, "close")
 	}
 }

@@ -135,3 +135,5 @@ func dial(t testing.TB, d *websocket.Dialer, url string) *websocket.Conn {
 }
 
 var _ = tls.VersionTLS13
+
+func engineOptions() engine.Options { return engine.Options{Loops: 1} }

@@ -21,7 +21,7 @@ type opened struct {
 func newOpened() *opened {
 	return &opened{conns: make(chan *websocket.Conn, 16), closed: make(chan error, 16)}
 }
-func (o *opened) OnOpen(c *websocket.Conn)            { o.conns <- c }
+func (o *opened) OnOpen(c *websocket.Conn)             { o.conns <- c }
 func (o *opened) OnClose(_ *websocket.Conn, err error) { o.closed <- err }
 
 func recv[T any](t testing.TB, ch <-chan T) T {
