@@ -9,22 +9,6 @@ import (
 	"github.com/galeio/gale/websocket"
 )
 
-// signal is a Handler that echoes (server) or signals each message
-// (client), allocation-free.
-type signal struct {
-	websocket.BaseHandler
-	echo bool
-	got  chan int
-}
-
-func (s *signal) OnMessage(c *websocket.Conn, typ websocket.MessageType, data []byte) {
-	if s.echo {
-		c.WriteMessage(typ, data)
-		return
-	}
-	s.got <- len(data)
-}
-
 // TestEchoAllocs guards the steady state: a message echoed through gale's
 // server and client, both ways, costs no allocation, uncompressed and
 // compressed.
