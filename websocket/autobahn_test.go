@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -224,4 +225,42 @@ func (h *abClientHandler) messages() [][]byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.msgs
+}
+
+// TestAutobahnSpecs checks, in every run, what the suite's verdict rests
+// on: the spec templates run every case with no exclusion, and the
+// harness orders case ids and judges behaviors as wstest means them.
+func TestAutobahnSpecs(t *testing.T) {
+	for _, name := range []string{"fuzzingclient.json", "fuzzingserver.json"} {
+		spec := abSpec(t, name)
+		if o, _ := spec["outdir"].(string); o == "" {
+			t.Errorf("%s: no outdir", name)
+		}
+	}
+	ids := []string{"12.1.1", "1.1.10", "9.7.6", "1.1.2", "10.1.1", "1.1.1"}
+	slices.SortFunc(ids, func(a, b string) int {
+		if caseLess(a, b) {
+			return -1
+		}
+		return 1
+	})
+	if want := []string{"1.1.1", "1.1.2", "1.1.10", "9.7.6", "10.1.1", "12.1.1"}; !slices.Equal(ids, want) {
+		t.Errorf("case order %v, want %v", ids, want)
+	}
+	run := &abRun{Agent: "a", Results: map[string]abResult{
+		"1.1.1":  {Behavior: "OK", BehaviorClose: "OK"},
+		"6.4.1":  {Behavior: "NON-STRICT", BehaviorClose: "OK"},
+		"7.1.6":  {Behavior: "INFORMATIONAL", BehaviorClose: "INFORMATIONAL"},
+		"7.9.1":  {Behavior: "OK", BehaviorClose: "WRONG CODE"},
+		"5.1":    {Behavior: "FAILED", BehaviorClose: "OK"},
+		"12.1.1": {Behavior: "UNIMPLEMENTED", BehaviorClose: "OK"},
+		"2.10":   {Behavior: "OK", BehaviorClose: "UNCLEAN"},
+	}}
+	var failing []string
+	for _, v := range run.failures() {
+		failing = append(failing, v.ID)
+	}
+	if want := []string{"2.10", "5.1", "7.9.1", "12.1.1"}; !slices.Equal(failing, want) {
+		t.Errorf("failing cases %v, want %v", failing, want)
+	}
 }
