@@ -281,7 +281,7 @@ func TestChat(t *testing.T) {
 
 	// Leaving: with a close frame, or by dropping the connection.
 	ben.conn.Close(websocket.StatusNormalClosure, "bye")
-	ben.expectClose(websocket.StatusNormalClosure, "bye")
+	ben.expectClose(websocket.StatusNormalClosure, "") // the server's answer
 	ann.expect(event{Type: "leave", Nick: "ben"})
 	cat.expect(event{Type: "leave", Nick: "ben"})
 	cat.conn.CloseNow()

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,15 +18,25 @@ import (
 )
 
 // buildChat builds the example's program into a temporary directory and
-// returns its path.
-func buildChat(t *testing.T) string {
+// returns its path. It is built with the race detector when the test is.
+func buildChat(ctx context.Context, t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "websocket-chat")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	args := []string{"build", "-o", bin}
+	if raceEnabled() {
+		args = append(args, "-race")
+	}
+	out, err := exec.CommandContext(ctx, "go", append(args, ".")...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return bin
+}
+
+// raceEnabled reports whether the test runs with the race detector.
+func raceEnabled() bool {
+	info, ok := debug.ReadBuildInfo()
+	return ok && slices.Contains(info.Settings, debug.BuildSetting{Key: "-race", Value: "true"})
 }
 
 // chatProcess is the example's program, run by a test.
@@ -111,7 +125,9 @@ func (p *chatProcess) dumpLog() {
 // "server restarting" and exits 0, and a new server on the same address
 // takes the clients back.
 func TestRestart(t *testing.T) {
-	bin := buildChat(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bin := buildChat(ctx, t)
 	e := clientEngine(t)
 	p := startChat(t, bin, "127.0.0.1:0")
 	ann := join(t, e, p.addr, "ann", "ann")
