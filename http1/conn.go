@@ -95,7 +95,12 @@ func (h *loopHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
 func (h *loopHandler) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
 	c := ec.Context().(*conn)
 	if c.proto != nil {
-		return c.proto.OnData(ec, in)
+		act := c.proto.OnData(ec, in)
+		if c.eof && act == engine.None { // the client's end came before the switch
+			c.eof = false
+			act = protoEOF(c.proto, ec)
+		}
+		return act
 	}
 	act := c.serveInput(in)
 	c.flow(in)
@@ -178,10 +183,7 @@ func (c *conn) flow(in *engine.Inbound) {
 func (h *loopHandler) OnEOF(ec *engine.Conn) engine.Action {
 	c := ec.Context().(*conn)
 	if c.proto != nil {
-		if hc, ok := c.proto.(engine.HalfCloser); ok {
-			return hc.OnEOF(ec)
-		}
-		return engine.Close
+		return protoEOF(c.proto, ec)
 	}
 	c.eof = true
 	c.quit.Store(true)
@@ -196,6 +198,16 @@ func (h *loopHandler) OnEOF(ec *engine.Conn) engine.Action {
 		ctx.cancel(context.Canceled)
 	}
 	return engine.None
+}
+
+// protoEOF tells an upgraded connection's Protocol that the client's
+// stream ended: OnEOF if it is a HalfCloser; otherwise the connection
+// closes.
+func protoEOF(p Protocol, ec *engine.Conn) engine.Action {
+	if hc, ok := p.(engine.HalfCloser); ok {
+		return hc.OnEOF(ec)
+	}
+	return engine.Close
 }
 
 func (h *loopHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {

@@ -97,5 +97,5 @@ func (c *conn) switchTo(p Protocol) {
 		c.held = false
 		c.ec.ResumeRead()
 	}
-	c.ec.Wake() // OnData, with the input held meanwhile
+	c.ec.Wake() // OnData, with the input held meanwhile (and the end of the client's stream, if it came: see OnData)
 }

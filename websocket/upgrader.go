@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -161,11 +160,4 @@ func writeHead(bw *bufio.Writer, h http.Header) error {
 	h.Write(bw)
 	bw.WriteString("\r\n")
 	return bw.Flush()
-}
-
-// relay serves tc through one end of a socket pair, which it returns for
-// the engine to adopt: a goroutine copies each way. input is what was read
-// from tc already.
-func relay(tc *tls.Conn, input []byte) (net.Conn, error) {
-	return nil, fmt.Errorf("websocket: TLS from net/http: %w", errors.ErrUnsupported)
 }
