@@ -50,6 +50,9 @@ func TestBrowser(t *testing.T) {
 		run(ctx, t, tb, `document.getElementById("nick").value = `+jsString(nick)+`;
 			document.getElementById("join").requestSubmit()`)
 		waitTrue(ctx, t, tb, "the welcome", `document.body.dataset.state === "joined"`)
+		// The nickname's form made way for the room's.
+		waitTrue(ctx, t, tb, "the room to show", `getComputedStyle(document.getElementById("join")).display === "none" &&
+			document.getElementById("text").checkVisibility()`)
 	}
 	for i, tb := range tabs {
 		var ext string
