@@ -170,6 +170,7 @@ func TestCompressZlib(t *testing.T) {
 		data  []byte
 	}
 	cases := []tcase{
+		{8, flate.BestSpeed, msgText},
 		{9, flate.BestSpeed, msgText},
 		{9, flate.BestCompression, msgRepeat1M[:100000]},
 		{9, flate.NoCompression, msgText},
@@ -488,5 +489,42 @@ func TestStreamRelease(t *testing.T) {
 	s.release() // twice is harmless
 	if got := compress(nil, msgText, flate.BestSpeed, 15); !bytes.Equal(got, want) {
 		t.Errorf("compress after release = %d bytes, want %d as before", len(got), len(want))
+	}
+}
+
+// BenchmarkPmdCompress1K measures compress of a 1 KiB text message: the
+// pooled compressor's Reset dominates at levels 2-9 (stdlib flate clears
+// its 640 KiB hash tables), not at BestSpeed or HuffmanOnly.
+func BenchmarkPmdCompress1K(b *testing.B) {
+	msg := msgText[:1024]
+	for _, level := range []int{flate.HuffmanOnly, flate.BestSpeed, flate.DefaultCompression} {
+		b.Run(fmt.Sprintf("level%d", level), func(b *testing.B) {
+			dst := make([]byte, 0, 4096)
+			b.SetBytes(int64(len(msg)))
+			for b.Loop() {
+				compress(dst[:0], msg, level, 15)
+			}
+		})
+	}
+}
+
+// BenchmarkPmdInflate1K measures inflate of a 1 KiB text message, with and
+// without a full 32 KiB takeover window to prime the decompressor with.
+func BenchmarkPmdInflate1K(b *testing.B) {
+	msg := msgText[:1024]
+	wire := compress(nil, msg, flate.BestSpeed, 15)
+	for _, takeover := range []bool{false, true} {
+		b.Run(fmt.Sprintf("takeover=%v", takeover), func(b *testing.B) {
+			st := zeroState
+			if takeover {
+				st.inTakeover, st.win = true, newWindow(15)
+				st.win.add(msgRandom1M[:1<<15])
+			}
+			dst := make([]byte, 0, 4096)
+			b.SetBytes(int64(len(msg)))
+			for b.Loop() {
+				st.inflate(dst[:0], wire, 1<<20)
+			}
+		})
 	}
 }
