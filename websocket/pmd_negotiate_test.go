@@ -139,7 +139,7 @@ func TestNegotiateServer(t *testing.T) {
 	}
 }
 
-func TestClientOffer(t *testing.T) {
+func TestNegotiateClientOffer(t *testing.T) {
 	tests := []struct {
 		mode CompressionMode
 		want string
