@@ -34,7 +34,7 @@ func TestBrowser(t *testing.T) {
 	t.Logf("built in %v", time.Since(begin).Round(time.Millisecond))
 	srv := startChat(t, bin, "127.0.0.1:0")
 	b := startBrowser(ctx, t, chromium, clientEngine(t))
-	t.Logf("server and browser up at %v", time.Since(begin).Round(time.Millisecond))
+	t.Logf("server and browser up at %v; DevTools connection compressed: %v", time.Since(begin).Round(time.Millisecond), b.cdp.conn.Compressed())
 
 	// Three tabs join, one after the other.
 	nicks := []string{"ann", "ben", "Cât 🐈"}
@@ -61,6 +61,8 @@ func TestBrowser(t *testing.T) {
 		}
 		if !strings.Contains(ext, "permessage-deflate") {
 			t.Errorf("%s: ws.extensions is %q: permessage-deflate was not agreed on", tb.name, ext)
+		} else if i == 0 {
+			t.Logf("ws.extensions: %s", ext)
 		}
 		// Each was told who was there, and of those who came after.
 		var want []entry
@@ -75,6 +77,24 @@ func TestBrowser(t *testing.T) {
 		waitEntries(ctx, t, tabs, tb, "the joins", func(got []entry) bool { return slices.Equal(got, want) })
 	}
 	t.Logf("joined at %v", time.Since(begin).Round(time.Millisecond))
+
+	// A nickname the server refuses (the form's maxlength holds back a
+	// user, not a script): the page shows the close frame's reason, and
+	// does not retry.
+	bad, err := b.open(ctx, "http://"+srv.addr+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.name = "refused"
+	waitTrue(ctx, t, bad, "the page to load", `document.readyState === "complete" && document.body.dataset.state === "idle"`)
+	run(ctx, t, bad, `document.getElementById("nick").value = "`+strings.Repeat("x", maxNick+1)+`";
+		document.getElementById("join").requestSubmit()`)
+	waitEntries(ctx, t, []*tab{bad}, bad, "the refusal", func(got []entry) bool {
+		return slices.Equal(got, []entry{{"closed", "", "disconnected: 1008 " + errNick.Error()}})
+	})
+	if err := bad.close(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	// All three send at once, through the page's form; long messages are
 	// compressed both ways. Each tab sees every message, its own

@@ -61,6 +61,9 @@ func startChat(t *testing.T, bin, addr string) *chatProcess {
 	p := &chatProcess{t: t, log: logf.Name(), exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, "-addr", addr, "-shutdown", "10s")
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf // a file: no copying goroutine
+	// Built with the race detector, it would wait a second at exit for
+	// its reports: they are written at once.
+	p.cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	err = p.cmd.Start()
 	logf.Close()
 	if err != nil {
