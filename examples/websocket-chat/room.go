@@ -231,8 +231,8 @@ func (r *room) closeAll(code websocket.StatusCode, reason string) {
 }
 
 // clean returns s without control characters (line breaks included)
-// and surrounding space, and whether it has 1 to max characters left.
-func clean(s string, max int) (string, bool) {
+// and surrounding space, and whether it has 1 to limit characters left.
+func clean(s string, limit int) (string, bool) {
 	s = strings.TrimSpace(strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return -1
@@ -240,7 +240,7 @@ func clean(s string, max int) (string, bool) {
 		return r
 	}, s))
 	n := utf8.RuneCountInString(s)
-	return s, n >= 1 && n <= max
+	return s, n >= 1 && n <= limit
 }
 
 // encode returns e in JSON.
