@@ -145,7 +145,6 @@ type handshake struct {
 	req  []byte
 	key  string
 	sub  []string
-	head []byte // the response so far
 	done chan struct{}
 	resp *http.Response
 	err  error
