@@ -50,8 +50,10 @@ func (s *Server) setState(c *conn, st http.ConnState) {
 // finish their request and close (responses carry "Connection: close"
 // from then on). It returns when none is left, or with ctx's error when
 // ctx ends first, leaving those connections open (Close ends them).
-// Hijacked connections are not waited for; RegisterOnShutdown's functions
-// are called to deal with them.
+// Hijacked connections are not waited for; connections switched to another
+// protocol on their loop (Upgrade) are, until they close. RegisterOnShutdown's
+// functions are called to deal with both (a WebSocket server says goodbye
+// there).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutting.Store(true)
 	s.mu.Lock()

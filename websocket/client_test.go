@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/galeio/gale/websocket"
 )
@@ -139,4 +140,29 @@ func TestSubprotocol(t *testing.T) {
 		t.Errorf("Subprotocol() = %q, want v2", c.Subprotocol())
 	}
 	c.CloseNow()
+}
+
+// TestDialTimeout: a server that accepts and never answers holds Dial
+// only until HandshakeTimeout.
+func TestDialTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			io.Copy(io.Discard, c) // reads the request, answers nothing
+			c.Close()
+		}
+	}()
+	d := &websocket.Dialer{Options: websocket.Options{Handler: newRecorder(false), Engine: testEngine(t)}, HandshakeTimeout: 100 * time.Millisecond}
+	start := time.Now()
+	_, _, err = d.Dial(context.Background(), "ws://"+ln.Addr().String()+"/")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Dial = %v, want the handshake timeout", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Dial took %v", d)
+	}
 }

@@ -30,7 +30,9 @@
 // only during the call. Conn's methods are safe from any goroutine,
 // callbacks included. Messages written concurrently go out whole, one
 // after another; a stream (NextWriter) holds other messages back until it
-// is closed, but not control frames.
+// is closed, but not control frames. No method runs a callback itself: the
+// OnClose of a connection that a write or Close ends runs later, on its
+// loop, so they may be called with the caller's own locks held.
 //
 // # Writes and slow peers
 //

@@ -41,6 +41,8 @@ func TestServerRefuses(t *testing.T) {
 		{"close reason not UTF-8", [][]byte{rawFrame(0x88, true, closePayload(1000, "\xff"))}, 1007},
 		{"over the read limit", [][]byte{rawFrame(0x82, true, big)}, 1009},
 		{"over the read limit in fragments", [][]byte{rawFrame(0x02, true, big[:900]), rawFrame(0x80, true, big[:900])}, 1009},
+		{"length that overflows the sum", [][]byte{rawFrame(0x02, true, []byte("0123456789")),
+			{0x80, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfa, 1, 2, 3, 4}}, 1009},
 		{"length with its top bit", [][]byte{{0x82, 0xff, 0x80, 0, 0, 0, 0, 0, 0, 1, 1, 2, 3, 4}}, 1002},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
