@@ -93,7 +93,10 @@ func (h *loopHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
 }
 
 func (h *loopHandler) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
-	c := ec.Context().(*conn)
+	c, ok := ec.Context().(*conn)
+	if !ok {
+		return ec.Context().(Protocol).OnData(ec, in)
+	}
 	if c.proto != nil {
 		act := c.proto.OnData(ec, in)
 		if c.eof && act == engine.None { // the client's end came before the switch
@@ -181,7 +184,10 @@ func (c *conn) flow(in *engine.Inbound) {
 // context is canceled, as net/http's is when its background read sees
 // the end.
 func (h *loopHandler) OnEOF(ec *engine.Conn) engine.Action {
-	c := ec.Context().(*conn)
+	c, ok := ec.Context().(*conn)
+	if !ok {
+		return protoEOF(ec.Context().(Protocol), ec)
+	}
 	if c.proto != nil {
 		return protoEOF(c.proto, ec)
 	}
@@ -211,7 +217,10 @@ func protoEOF(p Protocol, ec *engine.Conn) engine.Action {
 }
 
 func (h *loopHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {
-	c := ec.Context().(*conn)
+	c, ok := ec.Context().(*conn)
+	if !ok {
+		return ec.Context().(Protocol).OnDeadline(ec, err)
+	}
 	if c.proto != nil {
 		return c.proto.OnDeadline(ec, err)
 	}
@@ -232,11 +241,15 @@ func (h *loopHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {
 }
 
 func (h *loopHandler) OnClose(ec *engine.Conn, err error) {
+	s := (*Server)(h)
 	c, ok := ec.Context().(*conn)
 	if !ok {
+		if p, ok := ec.Context().(Protocol); ok {
+			p.OnClose(ec, err)
+			s.upgradedClosed()
+		}
 		return
 	}
-	s := (*Server)(h)
 	if c.ec == nil { // no OnOpen: a TLS handshake failed
 		s.open.Add(-1)
 		if err != nil && err != engine.ErrEngineStopped {

@@ -21,6 +21,22 @@ func (s *Server) addConn(c *conn) bool {
 	return true
 }
 
+// upgraded takes c out of the list: its connection was upgraded, and is
+// counted until it closes (upgradedClosed).
+func (s *Server) upgraded(c *conn) {
+	s.mu.Lock()
+	if s.conns.remove(c) {
+		s.upgrades.Add(1)
+	}
+	s.mu.Unlock()
+}
+
+// upgradedClosed counts an upgraded connection's close.
+func (s *Server) upgradedClosed() {
+	s.upgrades.Add(-1)
+	s.open.Add(-1)
+}
+
 func (s *Server) removeConn(c *conn) {
 	s.mu.Lock()
 	if s.conns.remove(c) {
@@ -72,7 +88,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		s.closeIdle()
-		if s.loopConns() == 0 {
+		if s.loopConns() == 0 && s.upgrades.Load() == 0 {
 			break
 		}
 		select {
