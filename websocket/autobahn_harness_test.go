@@ -137,41 +137,49 @@ func wstestVersion(wstest string) string {
 // abSpec reads the spec template name from testdata/autobahn, checks that
 // it runs every case with no exclusion (the suite's verdict is about all
 // of it), and returns it for the caller to complete.
-func abSpec(t testing.TB, name string) map[string]any {
-	t.Helper()
+func abSpec(name string) (map[string]any, error) {
 	b, err := os.ReadFile(filepath.Join("testdata", "autobahn", name))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var spec map[string]any
 	if err := json.Unmarshal(b, &spec); err != nil {
-		t.Fatalf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	cases, _ := spec["cases"].([]any)
 	if len(cases) != 1 || cases[0] != "*" {
-		t.Fatalf(`%s: "cases" is %v: it must be ["*"], every case`, name, spec["cases"])
+		return nil, fmt.Errorf(`%s: "cases" is %v: it must be ["*"], every case`, name, spec["cases"])
 	}
 	if ex, _ := spec["exclude-cases"].([]any); len(ex) != 0 {
-		t.Fatalf(`%s: "exclude-cases" is %v: no case may be excluded`, name, ex)
+		return nil, fmt.Errorf(`%s: "exclude-cases" is %v: no case may be excluded`, name, ex)
 	}
 	if ex, _ := spec["exclude-agent-cases"].(map[string]any); len(ex) != 0 {
-		t.Fatalf(`%s: "exclude-agent-cases" is %v: no case may be excluded`, name, ex)
+		return nil, fmt.Errorf(`%s: "exclude-agent-cases" is %v: no case may be excluded`, name, ex)
 	}
-	return spec
+	if o, _ := spec["outdir"].(string); o == "" {
+		return nil, fmt.Errorf("%s: no outdir", name)
+	}
+	return spec, nil
 }
 
-// writeSpec writes spec as dir/spec.json.
-func writeSpec(t testing.TB, dir string, spec map[string]any) string {
-	t.Helper()
-	b, err := json.MarshalIndent(spec, "", "  ")
+// writeSpec makes dir and writes there, as spec.json, the spec template
+// name completed by fill; it returns the spec's path and its reports'
+// directory.
+func writeSpec(dir, name string, fill func(spec map[string]any)) (path, outdir string, err error) {
+	spec, err := abSpec(name)
 	if err != nil {
-		t.Fatal(err)
+		return "", "", err
 	}
-	p := filepath.Join(dir, "spec.json")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
+	fill(spec)
+	b, err := json.MarshalIndent(spec, "", "  ")
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
 	}
-	return p
+	path = filepath.Join(dir, "spec.json")
+	if err == nil {
+		err = os.WriteFile(path, b, 0o644)
+	}
+	return path, filepath.Join(dir, spec["outdir"].(string)), err
 }
 
 // wstestProc is a running wstest, its output going to dir/wstest.log.
@@ -184,14 +192,13 @@ type wstestProc struct {
 
 // startWstest starts wstest with args in dir. It is stopped (SIGTERM,
 // then SIGKILL) when ctx ends.
-func startWstest(ctx context.Context, t testing.TB, dir string, args ...string) *wstestProc {
-	t.Helper()
+func startWstest(ctx context.Context, wstest, dir string, args ...string) (*wstestProc, error) {
 	logPath := filepath.Join(dir, "wstest.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, wstestCmd(t), args...)
+	cmd := exec.CommandContext(ctx, wstest, args...)
 	cmd.Dir = dir
 	cmd.Env = wstestEnv()
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -199,7 +206,7 @@ func startWstest(ctx context.Context, t testing.TB, dir string, args ...string) 
 	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		t.Fatalf("starting wstest: %v", err)
+		return nil, fmt.Errorf("starting wstest: %v", err)
 	}
 	p := &wstestProc{cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() {
@@ -207,7 +214,7 @@ func startWstest(ctx context.Context, t testing.TB, dir string, args ...string) 
 		logf.Close()
 		close(p.done)
 	}()
-	return p
+	return p, nil
 }
 
 // stop ends wstest if it still runs, and waits for it.
@@ -238,14 +245,13 @@ func (p *wstestProc) logTail(n int) string {
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago,
 // for wstest's fuzzing server, which must be told its port.
-func freePort(t testing.TB) int {
-	t.Helper()
+func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // waitListening waits until something accepts on addr, or p exits, or
@@ -275,20 +281,29 @@ type abTarget struct {
 }
 
 // runFuzzingClient runs wstest -m fuzzingclient against target, alone,
-// in a directory of its own under root, and returns its results.
-func runFuzzingClient(ctx context.Context, t testing.TB, root string, target abTarget) *abRun {
-	t.Helper()
-	dir := filepath.Join(root, "server-"+target.Agent)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	spec := abSpec(t, "fuzzingclient.json")
-	spec["servers"] = []map[string]any{{"agent": target.Agent, "url": target.URL}}
-	specPath := writeSpec(t, dir, spec)
+// in a directory of its own under root, and returns its results. What
+// goes wrong is in the run's notes (it runs on a goroutine of its own).
+func runFuzzingClient(ctx context.Context, wstest, root string, target abTarget) *abRun {
 	run := &abRun{Agent: target.Agent, Mode: "server"}
-	run.Dir = filepath.Join(dir, spec["outdir"].(string))
+	if ctx.Err() != nil {
+		run.Notes = append(run.Notes, fmt.Sprintf("not run: %v", context.Cause(ctx)))
+		return run
+	}
+	dir := filepath.Join(root, "server-"+target.Agent)
+	specPath, outdir, err := writeSpec(dir, "fuzzingclient.json", func(spec map[string]any) {
+		spec["servers"] = []map[string]any{{"agent": target.Agent, "url": target.URL}}
+	})
+	if err != nil {
+		run.Notes = append(run.Notes, err.Error())
+		return run
+	}
+	run.Dir = outdir
 	start := time.Now()
-	p := startWstest(ctx, t, dir, "-m", "fuzzingclient", "-s", specPath)
+	p, err := startWstest(ctx, wstest, dir, "-m", "fuzzingclient", "-s", specPath)
+	if err != nil {
+		run.Notes = append(run.Notes, err.Error())
+		return run
+	}
 	<-p.done
 	run.Wall = time.Since(start)
 	if p.err != nil {
@@ -297,7 +312,7 @@ func runFuzzingClient(ctx context.Context, t testing.TB, root string, target abT
 	if failed := connectFailures(p.log); failed != "" {
 		run.Notes = append(run.Notes, "wstest could not connect: "+failed)
 	}
-	run.Results = readIndex(t, run, run.Dir)
+	run.Results = readIndex(run, run.Dir)
 	return run
 }
 
@@ -322,8 +337,7 @@ func connectFailures(logPath string) string {
 
 // readIndex reads dir/index.json and returns run.Agent's results; a
 // missing or unreadable index becomes one of run's notes.
-func readIndex(t testing.TB, run *abRun, dir string) map[string]abResult {
-	t.Helper()
+func readIndex(run *abRun, dir string) map[string]abResult {
 	b, err := os.ReadFile(filepath.Join(dir, "index.json"))
 	if err != nil {
 		run.Notes = append(run.Notes, "no report: "+err.Error())
@@ -356,22 +370,37 @@ type abClient interface {
 // own under root and drives it with client as agent: it gets the case
 // count, runs every case (each bounded by perCase), and has the reports
 // written, and returns the results.
-func runFuzzingServer(ctx context.Context, t testing.TB, root, agent string, client abClient, perCase time.Duration) *abRun {
-	t.Helper()
-	dir := filepath.Join(root, "client-"+agent)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	port := freePort(t)
-	spec := abSpec(t, "fuzzingserver.json")
-	spec["url"] = fmt.Sprintf("ws://127.0.0.1:%d", port)
-	specPath := writeSpec(t, dir, spec)
+//
+// It runs on a goroutine of its own: what goes wrong is in the run's
+// notes, and t only logs.
+func runFuzzingServer(ctx context.Context, t testing.TB, wstest, root, agent string, client abClient, perCase time.Duration) *abRun {
 	run := &abRun{Agent: agent, Mode: "client"}
-	run.Dir = filepath.Join(dir, spec["outdir"].(string))
+	if ctx.Err() != nil {
+		run.Notes = append(run.Notes, fmt.Sprintf("not run: %v", context.Cause(ctx)))
+		return run
+	}
+	dir := filepath.Join(root, "client-"+agent)
+	port, err := freePort()
+	if err != nil {
+		run.Notes = append(run.Notes, err.Error())
+		return run
+	}
+	specPath, outdir, err := writeSpec(dir, "fuzzingserver.json", func(spec map[string]any) {
+		spec["url"] = fmt.Sprintf("ws://127.0.0.1:%d", port)
+	})
+	if err != nil {
+		run.Notes = append(run.Notes, err.Error())
+		return run
+	}
+	run.Dir = outdir
 
 	start := time.Now()
 	// -u 0: no web server for the reports (it would take port 8080).
-	p := startWstest(ctx, t, dir, "-m", "fuzzingserver", "-s", specPath, "-u", "0")
+	p, err := startWstest(ctx, wstest, dir, "-m", "fuzzingserver", "-s", specPath, "-u", "0")
+	if err != nil {
+		run.Notes = append(run.Notes, err.Error())
+		return run
+	}
 	defer p.stop()
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	if err := waitListening(p, addr, time.Minute); err != nil {
@@ -430,7 +459,7 @@ func runFuzzingServer(ctx context.Context, t testing.TB, root, agent string, cli
 		run.Notes = append(run.Notes, "wstest fuzzingserver did not exit after updateReports")
 	}
 	run.Wall = time.Since(start)
-	run.Results = readIndex(t, run, run.Dir)
+	run.Results = readIndex(run, run.Dir)
 	return run
 }
 
