@@ -99,6 +99,17 @@ func testHostileNonReader(t *testing.T) {
 	}
 	heapPeak := peak()
 	stWaitFor(t, w, "every write completed", func() bool { return w.Stats().Total().PendingWrites == 0 })
+	// The watcher counts a write done when it completes; WaitIO hands the
+	// completion over after. Close drops what it has not handed over, so
+	// wait for the consumer to have seen every one.
+	stWaitFor(t, w, "every completion consumed", func() bool {
+		for _, p := range peers {
+			if p.completed.Load() != p.submitted.Load() {
+				return false
+			}
+		}
+		return true
+	})
 	w.Close()
 	<-consumed
 

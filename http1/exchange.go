@@ -144,10 +144,12 @@ func (ex *exchange) run() {
 	defer ex.finish()
 	defer func() {
 		if p := recover(); p != nil {
-			ex.resp.abort()
+			// Logged before the connection is cut, as net/http does: a
+			// client that sees the cut finds the log written.
 			if p != http.ErrAbortHandler {
 				s.logf("http: panic serving %v: %v\n%s", c.raddr, p, stack())
 			}
+			ex.resp.abort()
 		}
 	}()
 	h := s.Handler
