@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// wsSummary is the Markdown table of runs: per library, the median of its
+// successful runs and, in brackets, their range.
+func wsSummary(mode string, runs []wsRun) string {
+	var libs []string
+	by := map[string][]wsRun{}
+	fails := map[string][]string{}
+	for _, r := range runs {
+		if !slices.Contains(libs, r.Lib) {
+			libs = append(libs, r.Lib)
+		}
+		switch {
+		case r.Err != "":
+			fails[r.Lib] = append(fails[r.Lib], fmt.Sprintf("rep %d: %s", r.Rep, r.Err))
+		case r.Conns < r.Want:
+			fails[r.Lib] = append(fails[r.Lib], fmt.Sprintf("rep %d: %d of %d connections (%s)", r.Rep, r.Conns, r.Want, r.FirstError))
+		case r.Bad > 0 || r.Lost > 0:
+			fails[r.Lib] = append(fails[r.Lib], fmt.Sprintf("rep %d: %d bad, %d lost echoes (%s)", r.Rep, r.Bad, r.Lost, r.FirstError))
+		default:
+			by[r.Lib] = append(by[r.Lib], r)
+		}
+	}
+	var b strings.Builder
+	f := func(rs []wsRun, v func(wsRun) float64, prec int) string {
+		if len(rs) == 0 {
+			return "–"
+		}
+		var xs []float64
+		for _, r := range rs {
+			xs = append(xs, v(r))
+		}
+		slices.Sort(xs)
+		med := xs[len(xs)/2]
+		if len(xs)%2 == 0 {
+			med = (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+		}
+		s := wsNum(med, prec)
+		if len(xs) > 1 {
+			s += " (" + wsNum(xs[0], prec) + "–" + wsNum(xs[len(xs)-1], prec) + ")"
+		}
+		return s
+	}
+	switch mode {
+	case "idle":
+		fmt.Fprintf(&b, "| server | runs | conns | bytes/conn, Pss ↓ | bytes/conn, RSS ↓ | server Pss loaded, MB | threads |\n|---|---|---|---|---|---|---|\n")
+		for _, l := range libs {
+			rs := by[l]
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", l, len(rs),
+				f(rs, func(r wsRun) float64 { return float64(r.Conns) }, 0),
+				f(rs, func(r wsRun) float64 { return r.BytesPerConn }, 0),
+				f(rs, func(r wsRun) float64 { return r.RSSPerConn }, 0),
+				f(rs, func(r wsRun) float64 { return float64(r.Loaded.Pss) / 1e6 }, 1),
+				f(rs, func(r wsRun) float64 { return float64(r.Threads) }, 0))
+		}
+	case "echo":
+		fmt.Fprintf(&b, "| server | runs | msg/s ↑ | server CPU µs/msg ↓ | server CPU %% | EER (msg/s per CPU %%) ↑ | p50 µs | p99 µs | server Pss after, MB | client CPU %% |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, l := range libs {
+			rs := by[l]
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", l, len(rs),
+				f(rs, func(r wsRun) float64 { return r.TPS }, 0),
+				f(rs, func(r wsRun) float64 { return r.CPUPerMsgUs }, 2),
+				f(rs, func(r wsRun) float64 { return r.CPUPct }, 0),
+				f(rs, func(r wsRun) float64 { return r.EER }, 0),
+				f(rs, func(r wsRun) float64 { return r.P50us }, 0),
+				f(rs, func(r wsRun) float64 { return r.P99us }, 0),
+				f(rs, func(r wsRun) float64 { return float64(r.After.Pss) / 1e6 }, 1),
+				f(rs, func(r wsRun) float64 { return r.ClientCPUPct }, 0))
+		}
+	}
+	for _, l := range libs {
+		for _, e := range fails[l] {
+			fmt.Fprintf(&b, "\n- %s failed: %s", l, e)
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// wsNum formats x with prec decimals and thousands separators.
+func wsNum(x float64, prec int) string {
+	s := strconv.FormatFloat(x, 'f', prec, 64)
+	intPart, frac, _ := strings.Cut(s, ".")
+	neg := strings.HasPrefix(intPart, "-")
+	intPart = strings.TrimPrefix(intPart, "-")
+	var out []byte
+	for i := range len(intPart) {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, intPart[i])
+	}
+	s = string(out)
+	if neg {
+		s = "-" + s
+	}
+	if frac != "" {
+		s += "." + frac
+	}
+	return s
+}
+
+// wsWaitQuiet waits, at most max, until less than busy of the machine's
+// CPU time goes to anything (this process's children are stopped by
+// then), and returns the last share seen.
+func wsWaitQuiet(busy float64, maxWait time.Duration) float64 {
+	deadline := time.Now().Add(maxWait)
+	for {
+		b := wsBusy(time.Second)
+		if b < busy || time.Now().After(deadline) {
+			if b >= busy {
+				fmt.Fprintf(os.Stderr, "ws-bench: the machine is %.0f%% busy; running anyway\n", 100*b)
+			}
+			return b
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// wsBusy is the share of all CPUs' time not idle during d, from /proc/stat.
+func wsBusy(d time.Duration) float64 {
+	read := func() (idle, total float64) {
+		b, err := os.ReadFile("/proc/stat")
+		if err != nil {
+			return 0, 0
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		for i, f := range strings.Fields(line)[1:] {
+			v, _ := strconv.ParseFloat(f, 64)
+			if i >= 8 { // guest times are counted in user already
+				break
+			}
+			total += v
+			if i == 3 || i == 4 { // idle, iowait
+				idle += v
+			}
+		}
+		return idle, total
+	}
+	i0, t0 := read()
+	time.Sleep(d)
+	i1, t1 := read()
+	if t1 <= t0 {
+		return 0
+	}
+	return 1 - (i1-i0)/(t1-t0)
+}

@@ -1,0 +1,3 @@
+package main
+
+func wsScaleMain(args []string) error { return nil }
