@@ -116,6 +116,12 @@ type Adoption struct {
 	// with this config on its handshake pool, as for ListenTLS, before
 	// OnOpen.
 	TLS *tls.Config
+	// ClientTLS, if not nil, makes the connection the client side of a TLS
+	// connection that has not begun its handshake, as DialTLS's (an empty
+	// ServerName is taken from the connection's remote address; set it to
+	// the host name dialed). The handshake runs on the handshake pool; a
+	// failed one closes the connection, with OnClose and no OnOpen.
+	ClientTLS *tls.Config
 	// Context is the connection's Context from the start, so that OnOpen
 	// can read it.
 	Context any
@@ -124,13 +130,23 @@ type Adoption struct {
 // AdoptWith is AdoptInput with more said about the connection: see
 // Adoption.
 func (e *Engine) AdoptWith(nc net.Conn, a Adoption) (*Conn, error) {
-	if a.TLS != nil && len(a.Input) > 0 {
+	switch {
+	case (a.TLS != nil || a.ClientTLS != nil) && len(a.Input) > 0:
 		return nil, errors.New("engine: AdoptWith: TLS with input already read")
+	case a.TLS != nil && a.ClientTLS != nil:
+		return nil, errors.New("engine: AdoptWith: TLS and ClientTLS both set")
+	}
+	var client *tls.Config
+	if a.ClientTLS != nil {
+		client = clientConfig(a.ClientTLS, nc.RemoteAddr().String())
 	}
 	return e.adopt(nc, a.Input, func(c *Conn) {
 		c.ctx = a.Context
-		if a.TLS != nil {
+		switch {
+		case a.TLS != nil:
 			c.tls = newTLSState(c, a.TLS, false)
+		case client != nil:
+			c.tls = newTLSState(c, client, true)
 		}
 	})
 }

@@ -40,21 +40,22 @@ var ErrNotLoop = fmt.Errorf("http1: not a loop-served connection: %w", errors.Er
 // Shutdown waits for it to close as for any other connection — tell it
 // to go with RegisterOnShutdown — and Close ends it.
 //
-// Upgrade fails with ErrNotLoop when w is not a loop-served response
+// Upgrade returns the connection, which the caller may write to at once
+// (after the 101). It fails with ErrNotLoop when w is not a loop-served response
 // (callers fall back to http.Hijacker), and with net.ErrClosed when the
 // client went before the switch; p then gets no callback.
-func Upgrade(w http.ResponseWriter, p Protocol) error {
+func Upgrade(w http.ResponseWriter, p Protocol) (*engine.Conn, error) {
 	r := loopResponse(w)
 	if r == nil {
-		return ErrNotLoop
+		return nil, ErrNotLoop
 	}
 	switch {
 	case r.hijacked:
-		return http.ErrHijacked
+		return nil, http.ErrHijacked
 	case r.wroteHeader || r.committed:
-		return errors.New("http1: Upgrade after the response began")
+		return nil, errors.New("http1: Upgrade after the response began")
 	case !r.ex.bodyDone.Load():
-		return errors.New("http1: Upgrade of a request with a body left unread")
+		return nil, errors.New("http1: Upgrade of a request with a body left unread")
 	}
 	var head bytes.Buffer
 	head.WriteString("HTTP/1.1 101 Switching Protocols\r\n")
@@ -63,9 +64,12 @@ func Upgrade(w http.ResponseWriter, p Protocol) error {
 	r.hijacked = true
 	c := r.c
 	if _, err := c.ec.Write(head.Bytes()); err != nil {
-		return err
+		return nil, err
 	}
-	return c.ec.Execute(func(*engine.Conn) { c.switchTo(p) })
+	if err := c.ec.Execute(func(*engine.Conn) { c.switchTo(p) }); err != nil {
+		return nil, err
+	}
+	return c.ec, nil
 }
 
 // loopResponse finds the loop-served response behind w, looking through

@@ -3,6 +3,7 @@ package websocket
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/galeio/gale/engine"
@@ -12,8 +13,8 @@ import (
 // accessors are safe to call from any goroutine, callbacks included; its
 // reads happen on the loop, which hands each message to Handler.OnMessage.
 type Conn struct {
-	ec  *engine.Conn
-	cfg *config // the Upgrader's or Dialer's, shared
+	ecp atomic.Pointer[engine.Conn] // set before Upgrade or Dial returns, and before OnOpen
+	cfg *config                     // the Upgrader's or Dialer's, shared
 
 	// wmu orders the frames written to the connection: a message's (a
 	// stream's fragments) against others' and the close frame. It is
@@ -29,7 +30,8 @@ type Conn struct {
 	pmd  pmdState
 	role role
 
-	// Loop-owned: the reader's state.
+	// Loop-owned: the reader's state; hs until a client's handshake ends.
+	hs      *handshake
 	rd      reader
 	closeBy int64 // after the close frame was sent, when to stop waiting (Unix ns)
 	opened  bool  // OnOpen ran
@@ -62,6 +64,9 @@ func newConfig(o Options) *config {
 	return cfg
 }
 
+// ec is the engine connection.
+func (c *Conn) ec() *engine.Conn { return c.ecp.Load() }
+
 // Subprotocol returns the subprotocol agreed on in the handshake, or "".
 func (c *Conn) Subprotocol() string { return c.sub }
 
@@ -69,10 +74,10 @@ func (c *Conn) Subprotocol() string { return c.sub }
 func (c *Conn) Compressed() bool { return c.pmd.on }
 
 // LocalAddr returns the local network address.
-func (c *Conn) LocalAddr() net.Addr { return c.ec.LocalAddr() }
+func (c *Conn) LocalAddr() net.Addr { return c.ec().LocalAddr() }
 
 // RemoteAddr returns the peer's network address.
-func (c *Conn) RemoteAddr() net.Addr { return c.ec.RemoteAddr() }
+func (c *Conn) RemoteAddr() net.Addr { return c.ec().RemoteAddr() }
 
 // Context returns the value SetContext set, or nil.
 func (c *Conn) Context() any {
@@ -90,24 +95,24 @@ func (c *Conn) SetContext(v any) {
 
 // Buffered returns the number of bytes queued for the peer and not yet
 // sent.
-func (c *Conn) Buffered() int { return c.ec.OutboundBuffered() }
+func (c *Conn) Buffered() int { return c.ec().OutboundBuffered() }
 
 // PauseRead stops reading the connection's messages until ResumeRead: a
 // handler that hands messages to a slower worker holds the peer back
 // with it (TCP's flow control then does the rest).
-func (c *Conn) PauseRead() error { return c.ec.PauseRead() }
+func (c *Conn) PauseRead() error { return c.ec().PauseRead() }
 
 // ResumeRead resumes reading after PauseRead.
-func (c *Conn) ResumeRead() error { return c.ec.ResumeRead() }
+func (c *Conn) ResumeRead() error { return c.ec().ResumeRead() }
 
 // Engine returns the engine whose loop serves the connection.
-func (c *Conn) Engine() *engine.Engine { return c.ec.Engine() }
+func (c *Conn) Engine() *engine.Engine { return c.ec().Engine() }
 
 // CloseNow closes the connection at once, without a close handshake:
 // queued output is dropped. OnClose gets net.ErrClosed.
 func (c *Conn) CloseNow() error {
 	c.setCloseErr(net.ErrClosed)
-	return c.ec.Abort()
+	return c.ec().Abort()
 }
 
 // setCloseErr records err as OnClose's, unless a reason came first.

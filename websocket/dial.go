@@ -1,11 +1,21 @@
 package websocket
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/tls"
-	"errors"
+	"encoding/base64"
+	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/galeio/gale/engine"
 )
 
 // Dialer opens client WebSocket connections (RFC 6455 §4.1), served on
@@ -27,15 +37,62 @@ type Dialer struct {
 	// HandshakeTimeout bounds the dial and the handshake when ctx has no
 	// earlier deadline. Default 10 s.
 	HandshakeTimeout time.Duration
+
+	once sync.Once
+	cfg  *config
 }
+
+// maxResponseHead caps the server's handshake response.
+const maxResponseHead = 16 << 10
 
 // Dial opens a WebSocket connection to url (ws:// or wss://), served by
 // d.Handler, whose OnOpen runs before Dial returns. The server's response
 // is returned too, with its header (its body is empty), also when the
-// handshake fails: a non-101 status returns an error wrapping
-// ErrBadHandshake.
-func (d *Dialer) Dial(ctx context.Context, url string) (*Conn, *http.Response, error) {
-	return nil, nil, errors.ErrUnsupported
+// handshake fails: a status other than 101, or a response that breaks
+// §4.1's rules, returns an error wrapping ErrBadHandshake.
+func (d *Dialer) Dial(ctx context.Context, rawURL string) (*Conn, *http.Response, error) {
+	d.once.Do(func() { d.cfg = newConfig(d.Options) })
+	u, addr, secure, err := parseURL(rawURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	timeout := d.HandshakeTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	e, err := d.engineFor()
+	if err != nil {
+		return nil, nil, err
+	}
+	hs := d.newHandshake(u)
+	c := &Conn{cfg: d.cfg, role: client, hs: hs}
+	var nd net.Dialer
+	nc, err := nd.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := engine.Adoption{Context: (*protocol)(c)}
+	if secure {
+		a.ClientTLS = d.tlsConfig(u)
+	}
+	ec, err := e.AdoptWith(nc, a)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	c.ecp.Store(ec)
+	select {
+	case <-hs.done:
+	case <-ctx.Done():
+		ec.Abort()
+		<-hs.done
+	}
+	if hs.err != nil {
+		return nil, hs.resp, hs.err
+	}
+	return c, hs.resp, nil
 }
 
 // Dial dials url with a Dialer whose Handler is h and whose other fields
@@ -43,4 +100,158 @@ func (d *Dialer) Dial(ctx context.Context, url string) (*Conn, *http.Response, e
 func Dial(ctx context.Context, url string, h Handler) (*Conn, *http.Response, error) {
 	d := Dialer{Options: Options{Handler: h}}
 	return d.Dial(ctx, url)
+}
+
+// parseURL checks a ws:// or wss:// URL and returns its host:port.
+func parseURL(rawURL string) (u *url.URL, addr string, secure bool, err error) {
+	u, err = url.Parse(rawURL)
+	if err != nil {
+		return nil, "", false, err
+	}
+	port := "80"
+	switch u.Scheme {
+	case "ws", "http":
+	case "wss", "https":
+		secure, port = true, "443"
+	default:
+		return nil, "", false, fmt.Errorf("websocket: URL scheme %q is not ws or wss", u.Scheme)
+	}
+	if u.User != nil || u.Fragment != "" {
+		return nil, "", false, fmt.Errorf("websocket: URL %q has user info or a fragment", rawURL)
+	}
+	if u.Port() != "" {
+		port = u.Port()
+	}
+	return u, net.JoinHostPort(u.Hostname(), port), secure, nil
+}
+
+func (d *Dialer) tlsConfig(u *url.URL) *tls.Config {
+	cfg := &tls.Config{}
+	if d.TLSConfig != nil {
+		cfg = d.TLSConfig.Clone()
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = u.Hostname()
+	}
+	if len(cfg.NextProtos) == 0 {
+		cfg.NextProtos = []string{"http/1.1"}
+	}
+	return cfg
+}
+
+// handshake is a client connection's state until the server's 101 came:
+// the request to send, then the response being read, on the loop.
+type handshake struct {
+	req  []byte
+	key  string
+	sub  []string
+	head []byte // the response so far
+	done chan struct{}
+	resp *http.Response
+	err  error
+}
+
+func (d *Dialer) newHandshake(u *url.URL) *handshake {
+	var kb [16]byte
+	rand.Read(kb[:])
+	hs := &handshake{key: base64.StdEncoding.EncodeToString(kb[:]), sub: d.Subprotocols, done: make(chan struct{})}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n", u.RequestURI(), u.Host)
+	b.WriteString("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n")
+	fmt.Fprintf(&b, "Sec-WebSocket-Key: %s\r\n", hs.key)
+	if len(d.Subprotocols) > 0 {
+		fmt.Fprintf(&b, "Sec-WebSocket-Protocol: %s\r\n", strings.Join(d.Subprotocols, ", "))
+	}
+	if offer := clientOffer(d.cfg.Compression); offer != "" {
+		fmt.Fprintf(&b, "Sec-WebSocket-Extensions: %s\r\n", offer)
+	}
+	d.Header.Write(&b)
+	b.WriteString("\r\n")
+	hs.req = b.Bytes()
+	return hs
+}
+
+// begin sends the request, once the connection (and TLS) is up.
+func (hs *handshake) begin(c *Conn) {
+	if _, err := c.ec().Write(hs.req); err != nil {
+		c.setCloseErr(err)
+		c.ec().Abort()
+	}
+	hs.req = nil
+}
+
+// onData reads the response; once it is whole and valid, the connection
+// is a WebSocket, and what follows it is frames.
+func (hs *handshake) onData(c *Conn, in *engine.Inbound) engine.Action {
+	b := in.Bytes()
+	end := bytes.Index(b, []byte("\r\n\r\n"))
+	if end < 0 {
+		if len(b) > maxResponseHead {
+			hs.err = fmt.Errorf("%w: response head over %d bytes", ErrBadHandshake, maxResponseHead)
+			return engine.Close
+		}
+		return engine.None
+	}
+	end += 4
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b[:end])), nil)
+	in.Discard(end)
+	if err == nil {
+		hs.resp = resp
+		err = hs.verify(c, resp)
+	}
+	if err != nil {
+		hs.err = err
+		return engine.Close
+	}
+	c.hs = nil
+	close(hs.done)
+	c.open()
+	if in.Len() > 0 {
+		return c.onData(in)
+	}
+	return engine.None
+}
+
+// verify checks the server's response (§4.1, the client's checks).
+func (hs *handshake) verify(c *Conn, resp *http.Response) error {
+	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrBadHandshake, why) }
+	switch {
+	case resp.StatusCode != http.StatusSwitchingProtocols:
+		return bad("status " + resp.Status)
+	case !hasToken(resp.Header, "Upgrade", "websocket"):
+		return bad("no 'websocket' in Upgrade")
+	case !hasToken(resp.Header, "Connection", "upgrade"):
+		return bad("no 'upgrade' in Connection")
+	case resp.Header.Get("Sec-WebSocket-Accept") != acceptKey(hs.key):
+		return bad("wrong Sec-WebSocket-Accept")
+	}
+	if sub := resp.Header.Get("Sec-WebSocket-Protocol"); sub != "" {
+		if !containsString(hs.sub, sub) {
+			return bad("subprotocol " + sub + " was not offered")
+		}
+		c.sub = sub
+	}
+	st, err := acceptResponse(resp.Header.Values("Sec-WebSocket-Extensions"), c.cfg.Compression)
+	if err != nil {
+		return err
+	}
+	c.pmd = st
+	return nil
+}
+
+// fail ends a handshake that did not complete.
+func (hs *handshake) fail(err error) {
+	if hs.err == nil {
+		hs.err = fmt.Errorf("websocket: handshake: %w", err)
+	}
+	close(hs.done)
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }

@@ -1,7 +1,7 @@
 package websocket
 
 import (
-	"errors"
+	"sync"
 
 	"github.com/galeio/gale/engine"
 )
@@ -9,7 +9,31 @@ import (
 // NewEngine returns a started engine that serves WebSocket connections
 // (those given to Upgrader.Upgrade by net/http, and dialed ones), for
 // Options.Engine: with its own options (loops, backend, MaxWriteBuffer,
-// timeouts). Stop it with its Shutdown or Stop when done.
+// timeouts). Stop it with its Shutdown or Stop when done; its connections
+// then close with no close frame (close them first for a clean end).
 func NewEngine(o engine.Options) (*engine.Engine, error) {
-	return nil, errors.ErrUnsupported
+	e, err := engine.New(engineHandler{}, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Start(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// shared is the engine of Options that name none.
+var shared struct {
+	once sync.Once
+	e    *engine.Engine
+	err  error
+}
+
+// engineFor returns o's engine, or the shared one, started on first use.
+func (o *Options) engineFor() (*engine.Engine, error) {
+	if o.Engine != nil {
+		return o.Engine, nil
+	}
+	shared.once.Do(func() { shared.e, shared.err = NewEngine(engine.Options{}) })
+	return shared.e, shared.err
 }

@@ -1,27 +1,84 @@
 package websocket
 
-import "errors"
+import (
+	"compress/flate"
+	"sync"
+)
 
 // PreparedMessage is a message encoded once for many connections: its
-// frame, and its compressed frame, are made on first use and shared by
+// frame, and its compressed frames, are made on first use and shared by
 // every server-side connection it is written to. (A client's frames are
 // masked, each with its own key, so they are made per connection.) It is
 // immutable and safe to use from many goroutines.
 type PreparedMessage struct {
 	typ  MessageType
 	data []byte
+
+	// frames by kind: plain, deflated with a 32 KiB window, deflated for
+	// a peer that asked for a smaller one.
+	frames [3]struct {
+		once sync.Once
+		b    []byte
+	}
 }
 
+const (
+	framePlain = iota
+	frameDeflate
+	frameSmallWindow
+)
+
 // NewPreparedMessage prepares data, which it keeps (do not change it
-// after), as a message of type typ.
+// after), as a message of type typ (TextMessage or BinaryMessage).
 func NewPreparedMessage(typ MessageType, data []byte) (*PreparedMessage, error) {
-	return nil, errors.ErrUnsupported
+	if typ != TextMessage && typ != BinaryMessage {
+		return nil, errMessageType
+	}
+	return &PreparedMessage{typ: typ, data: data}, nil
+}
+
+// frame returns the frame of the given kind, made on first use.
+func (pm *PreparedMessage) frame(kind int) []byte {
+	f := &pm.frames[kind]
+	f.once.Do(func() {
+		payload, rsv1 := pm.data, false
+		switch kind {
+		case frameDeflate:
+			payload, rsv1 = compress(nil, pm.data, flate.BestSpeed, 15), true
+		case frameSmallWindow:
+			payload, rsv1 = compress(nil, pm.data, flate.BestSpeed, 8), true
+		}
+		f.b = appendHeader(make([]byte, 0, maxHeader+len(payload)), true, rsv1, pm.typ, len(payload), nil)
+		f.b = append(f.b, payload...)
+	})
+	return f.b
 }
 
 // WritePrepared writes pm to the connection, as WriteMessage would write
-// its data.
+// its data (compressed at flate.BestSpeed, whatever the connection's
+// level).
 func (c *Conn) WritePrepared(pm *PreparedMessage) error {
-	return errors.ErrUnsupported
+	if c.role == client {
+		return c.WriteMessage(pm.typ, pm.data)
+	}
+	kind := framePlain
+	if c.compresses(len(pm.data)) {
+		kind = frameDeflate
+		if c.pmd.outBits < 15 {
+			kind = frameSmallWindow
+		}
+	}
+	f := pm.frame(kind)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := c.waitStreamLocked(); err != nil {
+		return err
+	}
+	if c.ec().OutboundBuffered() >= c.cfg.MaxQueued {
+		return c.queueFullLocked()
+	}
+	_, err := c.ec().Write(f)
+	return err
 }
 
 // Broadcast writes data as one message of type typ to every connection of
@@ -30,5 +87,15 @@ func (c *Conn) WritePrepared(pm *PreparedMessage) error {
 // as its own write would be (see Options.DropWhenFull); the others are
 // not held back by it.
 func Broadcast(conns []*Conn, typ MessageType, data []byte) int {
-	return 0
+	pm, err := NewPreparedMessage(typ, data)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, c := range conns {
+		if c.WritePrepared(pm) == nil {
+			n++
+		}
+	}
+	return n
 }

@@ -1,8 +1,16 @@
 package websocket
 
 import (
+	"bufio"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/galeio/gale/engine"
+	"github.com/galeio/gale/http1"
 )
 
 // Upgrader upgrades HTTP requests to WebSocket connections (RFC 6455 §4.2),
@@ -11,22 +19,25 @@ import (
 // On http1.Server the connection stays on its loop: frames are read and
 // written there, and no goroutine is left behind. On a net/http server,
 // Upgrade hijacks the connection and adopts it onto Options.Engine's
-// loops, so that it too costs no goroutine from then on; a TLS connection
-// that net/http terminated cannot leave its goroutine (its record state
-// lives in crypto/tls's tls.Conn), and is served by one reading goroutine
-// feeding the same loop-side parser.
+// loops, so that it too costs no goroutine from then on. A TLS connection
+// that net/http terminated cannot leave crypto/tls's tls.Conn, which holds
+// its record state: it is relayed to the loop through a socket pair by two
+// goroutines (serve TLS with http1.Server to avoid that cost).
 //
 // An Upgrader may be used by many goroutines at once; its fields must not
 // change after the first Upgrade.
 type Upgrader struct {
 	Options
 	// Subprotocols are the subprotocols the server speaks, by preference:
-	// the first that the client offers is agreed on. None by default.
+	// the first that the client offers too is agreed on. None by default.
 	Subprotocols []string
 	// CheckOrigin decides whether a request's Origin is allowed. nil
 	// allows requests with no Origin header and those whose Origin's host
 	// is the request's Host (a browser on another site cannot connect).
 	CheckOrigin func(r *http.Request) bool
+
+	once sync.Once
+	cfg  *config
 }
 
 // Upgrade answers r with 101 Switching Protocols and makes its connection
@@ -35,9 +46,118 @@ type Upgrader struct {
 // response (Set-Cookie, say); it may be nil.
 //
 // A request that is not a valid upgrade is answered with an HTTP error
-// (400, 403 for a refused origin, 426 for a wrong version) and Upgrade
-// returns an error that wraps ErrBadHandshake. The handler must not write
-// to w after Upgrade, whatever it returns.
+// (400; 403 for a refused origin; 426 for a version other than 13) and
+// Upgrade returns an error that wraps ErrBadHandshake. The handler must
+// not write to w after Upgrade, whatever it returns.
 func (u *Upgrader) Upgrade(w http.ResponseWriter, r *http.Request, header http.Header) (*Conn, error) {
-	return nil, errors.ErrUnsupported
+	u.once.Do(func() { u.cfg = newConfig(u.Options) })
+	if status, why := u.check(r); status != 0 {
+		if status == http.StatusUpgradeRequired {
+			w.Header().Set("Sec-WebSocket-Version", "13")
+		}
+		http.Error(w, http.StatusText(status)+": "+why, status)
+		return nil, fmt.Errorf("%w: %s", ErrBadHandshake, why)
+	}
+	c := &Conn{cfg: u.cfg, role: server}
+	h := w.Header()
+	for k, vs := range header {
+		h[k] = append(h[k], vs...)
+	}
+	h.Set("Upgrade", "websocket")
+	h.Set("Connection", "Upgrade")
+	h.Set("Sec-WebSocket-Accept", acceptKey(r.Header.Get("Sec-WebSocket-Key")))
+	if c.sub = u.pick(r); c.sub != "" {
+		h.Set("Sec-WebSocket-Protocol", c.sub)
+	}
+	if st, resp, ok := negotiateServer(r.Header.Values("Sec-WebSocket-Extensions"), u.cfg.Compression); ok {
+		c.pmd = st
+		h.Set("Sec-WebSocket-Extensions", resp)
+	}
+	ec, err := http1.Upgrade(w, (*protocol)(c))
+	switch {
+	case err == nil:
+		c.ecp.Store(ec)
+		return c, nil
+	case !errors.Is(err, http1.ErrNotLoop):
+		return nil, err
+	}
+	return c, u.adopt(c, w)
+}
+
+// check validates an upgrade request (§4.2.1); it returns the HTTP status
+// to refuse it with, or 0.
+func (u *Upgrader) check(r *http.Request) (int, string) {
+	switch {
+	case r.Method != http.MethodGet:
+		return http.StatusMethodNotAllowed, "not GET"
+	case !r.ProtoAtLeast(1, 1):
+		return http.StatusBadRequest, "not HTTP/1.1"
+	case !hasToken(r.Header, "Connection", "upgrade"):
+		return http.StatusBadRequest, "no 'upgrade' in Connection"
+	case !hasToken(r.Header, "Upgrade", "websocket"):
+		return http.StatusBadRequest, "no 'websocket' in Upgrade"
+	case r.Header.Get("Sec-WebSocket-Version") != "13":
+		return http.StatusUpgradeRequired, "Sec-WebSocket-Version is not 13"
+	case !validKey(r.Header.Get("Sec-WebSocket-Key")):
+		return http.StatusBadRequest, "bad Sec-WebSocket-Key"
+	}
+	check := u.CheckOrigin
+	if check == nil {
+		check = sameOrigin
+	}
+	if !check(r) {
+		return http.StatusForbidden, "origin not allowed"
+	}
+	return 0, ""
+}
+
+// pick returns the subprotocol agreed on: the first of u's that r offers.
+func (u *Upgrader) pick(r *http.Request) string {
+	offered := tokens(r.Header, "Sec-WebSocket-Protocol")
+	for _, p := range u.Subprotocols {
+		if slices.Contains(offered, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// adopt takes c's connection over from a net/http server: it hijacks it,
+// writes the 101 response, and moves it onto the engine's loops.
+func (u *Upgrader) adopt(c *Conn, w http.ResponseWriter) error {
+	e, err := u.engineFor()
+	if err != nil {
+		return err
+	}
+	nc, rw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return err
+	}
+	if err := writeHead(rw.Writer, w.Header()); err != nil {
+		nc.Close()
+		return err
+	}
+	input, _ := rw.Reader.Peek(rw.Reader.Buffered())
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc, err = relay(tc, input)
+		input = nil
+		if err != nil {
+			return err
+		}
+	}
+	ec, err := e.AdoptWith(nc, engine.Adoption{Input: input, Context: (*protocol)(c)})
+	if err != nil {
+		nc.Close()
+		return err
+	}
+	c.ecp.Store(ec)
+	return nil
+}
+
+// writeHead writes the 101 response with h through bw, and flushes it.
+func writeHead(bw *bufio.Writer, h http.Header) error {
+	bw.WriteString("HTTP/1.1 101 Switching Protocols\r\n")
+	h.Write(bw)
+	bw.WriteString("\r\n")
+	return bw.Flush()
 }

@@ -1,0 +1,11 @@
+package websocket_test
+
+import (
+	"testing"
+
+	"github.com/galeio/gale/internal/leaktest"
+)
+
+// TestMain fails the run if the tests leave goroutines or descriptors
+// behind.
+func TestMain(m *testing.M) { leaktest.Main(m) }

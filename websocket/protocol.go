@@ -1,0 +1,116 @@
+package websocket
+
+import (
+	"net"
+
+	"github.com/galeio/gale/engine"
+)
+
+// protocol is a Conn seen as the loop's callbacks: http1.Protocol for a
+// connection upgraded on gale's HTTP server, and what engineHandler calls
+// for the connections of NewEngine's engines. The methods run on the
+// connection's loop.
+type protocol Conn
+
+// OnOpen runs the handler's OnOpen (a client's, once its handshake ended).
+func (p *protocol) OnOpen(ec *engine.Conn) {
+	c := (*Conn)(p)
+	c.ecp.Store(ec)
+	if c.hs != nil {
+		c.hs.begin(c)
+		return
+	}
+	c.open()
+}
+
+// open runs the handler's OnOpen.
+func (c *Conn) open() {
+	c.opened = true
+	c.cfg.handler.OnOpen(c)
+}
+
+func (p *protocol) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
+	c := (*Conn)(p)
+	if c.hs != nil {
+		return c.hs.onData(c, in)
+	}
+	return c.onData(in)
+}
+
+// OnDeadline ends a close handshake that took too long; no other deadline
+// is set.
+func (p *protocol) OnDeadline(ec *engine.Conn, err error) engine.Action {
+	c := (*Conn)(p)
+	if c.hs != nil {
+		c.setCloseErr(err)
+		ec.Abort()
+		return engine.None
+	}
+	if c.closeBy != 0 {
+		c.setCloseErr(ErrCloseTimeout)
+	} else {
+		c.setCloseErr(err)
+	}
+	ec.Abort()
+	return engine.None
+}
+
+// OnClose runs the handler's OnClose, once, with the first reason
+// recorded (a close frame, a protocol error...) or else the engine's.
+func (p *protocol) OnClose(ec *engine.Conn, err error) {
+	c := (*Conn)(p)
+	if c.ended {
+		return
+	}
+	c.ended = true
+	c.wmu.Lock()
+	if c.closeErr == nil {
+		c.closeErr = err
+		if err == nil {
+			c.closeErr = net.ErrClosed
+		}
+	}
+	err = c.closeErr
+	c.wmu.Unlock()
+	c.releaseReader()
+	if c.hs != nil {
+		c.hs.fail(err)
+		return
+	}
+	if c.opened {
+		c.cfg.handler.OnClose(c, err)
+	}
+}
+
+// releaseReader returns the reader's buffers.
+func (c *Conn) releaseReader() {
+	putBuf(c.rd.msg)
+	c.rd.msg = nil
+	c.pmd.win = nil
+}
+
+// engineHandler serves the connections of NewEngine's engines: each one's
+// context is its *Conn.
+type engineHandler struct{ engine.BaseHandler }
+
+func (engineHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
+	if p, ok := ec.Context().(*protocol); ok {
+		p.OnOpen(ec)
+		return nil, engine.None
+	}
+	return nil, engine.Close
+}
+
+func (engineHandler) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
+	return ec.Context().(*protocol).OnData(ec, in)
+}
+
+func (engineHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {
+	return ec.Context().(*protocol).OnDeadline(ec, err)
+}
+
+func (engineHandler) OnClose(ec *engine.Conn, err error) {
+	if p, ok := ec.Context().(*protocol); ok {
+		p.OnClose(ec, err)
+	}
+}

@@ -1,0 +1,64 @@
+package websocket
+
+import (
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+)
+
+// relay serves tc, a TLS connection net/http terminated, through a socket
+// pair: it returns one end for the engine to adopt, and two goroutines
+// copy between the other end and tc (decrypting one way, encrypting the
+// other). input is what was read from tc already; it goes first. When
+// either side ends, the other is shut down, and everything is closed once
+// both copies are over.
+func relay(tc *tls.Conn, input []byte) (net.Conn, error) {
+	inner, outer, err := socketPair()
+	if err != nil {
+		tc.Close()
+		return nil, fmt.Errorf("websocket: relay for TLS: %w", err)
+	}
+	fromPeer := make(chan struct{})
+	go func() { // peer → loop
+		defer close(fromPeer)
+		if _, err := outer.Write(input); err == nil {
+			io.Copy(outer, tc)
+		}
+		outer.CloseWrite()
+	}()
+	go func() { // loop → peer
+		io.Copy(tc, outer)
+		tc.Close() // ends the other copy's Read
+		<-fromPeer
+		outer.Close()
+	}()
+	return inner, nil
+}
+
+// socketPair returns the two ends of a connected Unix stream socket pair.
+func socketPair() (inner net.Conn, outer *net.UnixConn, err error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return nil, nil, os.NewSyscallError("socketpair", err)
+	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	conns := [2]net.Conn{}
+	for i, fd := range fds {
+		f := os.NewFile(uintptr(fd), "websocket-relay")
+		conns[i], err = net.FileConn(f) // a duplicate of fd
+		f.Close()
+		if err != nil {
+			if i == 1 {
+				conns[0].Close()
+			} else {
+				syscall.Close(fds[1])
+			}
+			return nil, nil, err
+		}
+	}
+	return conns[0], conns[1].(*net.UnixConn), nil
+}
