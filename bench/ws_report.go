@@ -113,6 +113,9 @@ func wsNum(x float64, prec int) string {
 // CPU time goes to anything (this process's children are stopped by
 // then), and returns the last share seen.
 func wsWaitQuiet(busy float64, maxWait time.Duration) float64 {
+	if busy >= 1 {
+		return 0 // not asked
+	}
 	deadline := time.Now().Add(maxWait)
 	for {
 		b := wsBusy(time.Second)
