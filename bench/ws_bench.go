@@ -16,21 +16,21 @@ import (
 
 // wsBenchOptions are ws-bench's flags.
 type wsBenchOptions struct {
-	mode       string
-	libs       []string
-	reps       int
-	n          int
-	conc       int
-	dur        time.Duration
-	payload    int
-	client     string
-	perClient  int
-	serverCPU  string
-	clientCPU  string
-	settle     time.Duration
-	out        string
-	maxBusy    float64
-	waitQuiet  time.Duration
+	mode      string
+	libs      []string
+	reps      int
+	n         int
+	conc      int
+	dur       time.Duration
+	payload   int
+	client    string
+	perClient int
+	serverCPU string
+	clientCPU string
+	settle    time.Duration
+	out       string
+	maxBusy   float64
+	waitQuiet time.Duration
 }
 
 // wsRun is one run's record, a line of the results file.

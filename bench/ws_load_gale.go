@@ -118,7 +118,7 @@ func (g *galeLoader) OnMessage(c *websocket.Conn, typ websocket.MessageType, dat
 	}
 	// The loop's next connection, skipping the closed ones.
 	next := int(st.idx)
-	for range len(g.conns) / g.conc + 1 {
+	for range len(g.conns)/g.conc + 1 {
 		next += g.conc
 		if next >= len(g.conns) {
 			next %= g.conc
