@@ -31,6 +31,8 @@ type wsBenchOptions struct {
 	out       string
 	maxBusy   float64
 	waitQuiet time.Duration
+	profile   string
+	backend   string
 }
 
 // wsRun is one run's record, a line of the results file.
@@ -65,7 +67,8 @@ type wsRun struct {
 	CPUPct       float64 `json:"server_cpu_pct,omitempty"`
 	CPUPerMsgUs  float64 `json:"server_cpu_us_per_msg,omitempty"`
 	ClientCPUPct float64 `json:"client_cpu_pct,omitempty"`
-	EER          float64 `json:"eer,omitempty"` // TPS / server CPU %
+	CPUs         string  `json:"cpus,omitempty"` // each CPU's busy share during the echo, softirq included
+	EER          float64 `json:"eer,omitempty"`  // TPS / server CPU %
 	P50us        float64 `json:"p50_us,omitempty"`
 	P99us        float64 `json:"p99_us,omitempty"`
 	MaxUs        float64 `json:"max_us,omitempty"`
@@ -91,6 +94,8 @@ func wsBenchMain(args []string) error {
 	fs.StringVar(&o.out, "out", "", "directory to append the results (ws-MODE.jsonl) and write the summary (ws-MODE.md) to")
 	fs.Float64Var(&o.maxBusy, "max-busy", 0.3, "wait before each run until the machine is less busy than this share of its CPUs")
 	fs.DurationVar(&o.waitQuiet, "wait-quiet", 3*time.Minute, "wait at most this long for -max-busy, then run anyway (and record how busy)")
+	fs.StringVar(&o.backend, "client-backend", "auto", "gale client: its engine's backend (auto, epoll, io_uring)")
+	fs.StringVar(&o.profile, "profile", "", "directory to write CPU profiles of every server and client to")
 	fs.Parse(args)
 	o.libs = strings.Split(*libs, ",")
 	for _, l := range o.libs {
@@ -145,7 +150,13 @@ func wsBenchOne(o *wsBenchOptions, lib string, rep int) (r wsRun) {
 		r.Err = err.Error()
 		return r
 	}
-	srv, err := startWsChild("server "+lib, o.serverCPU, "ws-server", "-lib", lib, "-addr", "127.0.0.1:0")
+	prof := func(side string) []string {
+		if o.profile == "" {
+			return nil
+		}
+		return []string{"-cpuprofile", filepath.Join(o.profile, fmt.Sprintf("%s-%s-%s-%d.pprof", o.mode, lib, side, rep))}
+	}
+	srv, err := startWsChild("server "+lib, o.serverCPU, append([]string{"ws-server", "-lib", lib, "-addr", "127.0.0.1:0"}, prof("server")...)...)
 	if err != nil {
 		return fail(err)
 	}
@@ -167,7 +178,10 @@ func wsBenchOne(o *wsBenchOptions, lib string, rep int) (r wsRun) {
 		n := min(left, o.perClient)
 		left -= n
 		args := []string{"ws-load", "-client", o.client, "-url", "ws://" + addr + "/ws", "-n", strconv.Itoa(n),
-			"-c", strconv.Itoa(max(1, o.conc*n/o.n)), "-d", o.dur.String(), "-payload", strconv.Itoa(o.payload)}
+			"-c", strconv.Itoa(max(1, o.conc*n/o.n)), "-d", o.dur.String(), "-payload", strconv.Itoa(o.payload), "-backend", o.backend}
+		if i == 0 {
+			args = append(args, prof("client")...)
+		}
 		if o.perClient < o.n {
 			args = append(args, "-src", fmt.Sprintf("127.0.0.%d", 10+i))
 		}
@@ -213,6 +227,7 @@ func wsBenchOne(o *wsBenchOptions, lib string, rep int) (r wsRun) {
 		cpids = append(cpids, cl.pid())
 	}
 	ccpu0, _ := wsCPUOf(cpids...)
+	stat0 := wsCPUStats()
 	start := time.Now()
 	for _, cl := range clients {
 		if err := cl.say("echo"); err != nil {
@@ -234,6 +249,7 @@ func wsBenchOne(o *wsBenchOptions, lib string, rep int) (r wsRun) {
 		}
 	}
 	wall := time.Since(start).Seconds()
+	r.CPUs = wsCPUShares(stat0, wsCPUStats())
 	cpu1, err := wsCPUOf(srv.pid())
 	if err != nil {
 		return fail(err)
@@ -260,8 +276,8 @@ func wsRunLine(r wsRun) string {
 		s += fmt.Sprintf(", %.0f B/conn (Pss; RSS %.0f), server Pss %.1f MB, busy before %.0f%%", r.BytesPerConn, r.RSSPerConn, float64(r.Loaded.Pss)/1e6, 100*r.Busy)
 	}
 	if r.Mode == "echo" && r.Msgs > 0 {
-		s += fmt.Sprintf("; echo %.0f msg/s, %.2f µs CPU/msg, server CPU %.0f%%, client CPU %.0f%%, p50 %.0f µs, p99 %.0f µs, Pss after %.1f MB",
-			r.TPS, r.CPUPerMsgUs, r.CPUPct, r.ClientCPUPct, r.P50us, r.P99us, float64(r.After.Pss)/1e6)
+		s += fmt.Sprintf("; echo %.0f msg/s, %.2f µs CPU/msg, server CPU %.0f%%, client CPU %.0f%%, p50 %.0f µs, p99 %.0f µs, Pss after %.1f MB; %s",
+			r.TPS, r.CPUPerMsgUs, r.CPUPct, r.ClientCPUPct, r.P50us, r.P99us, float64(r.After.Pss)/1e6, r.CPUs)
 	}
 	if r.Bad > 0 || r.Lost > 0 {
 		s += fmt.Sprintf("; %d BAD, %d LOST", r.Bad, r.Lost)

@@ -40,6 +40,7 @@ type wsLoadOptions struct {
 	src     string // source address, "" for the kernel's choice
 	client  string // gale or gorilla
 	dialers int
+	backend string // gale client: auto, epoll or io_uring
 	payload int
 	conc    int
 	dur     time.Duration
@@ -81,12 +82,19 @@ func wsLoadMain(args []string) error {
 	fs.IntVar(&o.n, "n", 1000, "connections")
 	fs.StringVar(&o.src, "src", "", "source address (127.0.0.x) of the connections")
 	fs.StringVar(&o.client, "client", "gale", "client implementation: gale (gale's Dialer, on loops) or gorilla (gorilla/websocket, a goroutine per echo loop)")
+	fs.StringVar(&o.backend, "backend", "auto", "gale client: its engine's backend, auto, epoll or io_uring")
 	fs.IntVar(&o.dialers, "dialers", 64, "dials in flight at once")
 	fs.IntVar(&o.payload, "payload", 1024, "message size in bytes (at least 8)")
 	fs.IntVar(&o.conc, "c", 1000, "echo loops in flight at once")
 	fs.DurationVar(&o.dur, "d", 20*time.Second, "echo duration")
 	fs.DurationVar(&o.life, "life", 10*time.Minute, "exit after this long whatever happens")
+	prof := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	fs.Parse(args)
+	stopProf, err := wsStartProfile(*prof)
+	if err != nil {
+		return err
+	}
+	defer stopProf()
 	o.urls = strings.Split(*urls, ",")
 	for _, u := range o.urls {
 		if err := loopbackURL(u); err != nil {

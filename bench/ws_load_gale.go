@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/websocket"
 )
 
@@ -53,7 +54,21 @@ func (g *galeLoader) connect(o *wsLoadOptions) (int, []error) {
 	g.st = make([]galeLoadConn, o.n)
 	g.pl = newWsPayload(o.payload)
 	g.bufs.New = func() any { b := make([]byte, 0, o.payload); return &b }
-	d := &websocket.Dialer{Options: websocket.Options{Handler: g}, HandshakeTimeout: 10 * time.Second}
+	eo := engine.Options{}
+	switch o.backend {
+	case "epoll":
+		eo.Backend = engine.Epoll
+	case "io_uring":
+		eo.Backend = engine.IOURing
+	case "auto", "":
+	default:
+		return 0, []error{fmt.Errorf("-backend %q: auto, epoll or io_uring", o.backend)}
+	}
+	e, err := websocket.NewEngine(eo)
+	if err != nil {
+		return 0, []error{err}
+	}
+	d := &websocket.Dialer{Options: websocket.Options{Handler: g, Engine: e}, HandshakeTimeout: 10 * time.Second}
 	errs := dialAll(o.n, o.dialers, func(i int) error {
 		st := &g.st[i]
 		st.idx = uint32(i)

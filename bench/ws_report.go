@@ -129,6 +129,58 @@ func wsWaitQuiet(busy float64, maxWait time.Duration) float64 {
 	}
 }
 
+// wsCPUStat is one CPU's line of /proc/stat: its busy and softirq times
+// and the total, in ticks.
+type wsCPUStat struct{ busy, softirq, total float64 }
+
+// wsCPUStats reads every CPU's line of /proc/stat ("cpu0", "cpu1"...).
+func wsCPUStats() map[string]wsCPUStat {
+	m := map[string]wsCPUStat{}
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return m
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 9 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		var st wsCPUStat
+		for i, x := range f[1:9] { // user nice system idle iowait irq softirq steal
+			v, _ := strconv.ParseFloat(x, 64)
+			st.total += v
+			if i != 3 && i != 4 {
+				st.busy += v
+			}
+			if i == 6 {
+				st.softirq = v
+			}
+		}
+		m[f[0]] = st
+	}
+	return m
+}
+
+// wsCPUShares is each CPU's busy share between two readings, and its
+// softirq share, as "cpu0 98% (softirq 21%), cpu1 ...".
+func wsCPUShares(a, b map[string]wsCPUStat) string {
+	var parts []string
+	for i := 0; ; i++ {
+		k := "cpu" + strconv.Itoa(i)
+		x, ok1 := a[k]
+		y, ok2 := b[k]
+		if !ok1 || !ok2 {
+			break
+		}
+		t := y.total - x.total
+		if t <= 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.0f%% (softirq %.0f%%)", k, 100*(y.busy-x.busy)/t, 100*(y.softirq-x.softirq)/t))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // wsBusy is the share of all CPUs' time not idle during d, from /proc/stat.
 func wsBusy(d time.Duration) float64 {
 	read := func() (idle, total float64) {

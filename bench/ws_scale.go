@@ -206,6 +206,7 @@ func wsScaleRunOnce(r *wsScaleRun, serverCPU, clientCPU string, dialers int, hol
 		return err
 	}
 	ccpu0, _ := wsCPUOf(cpids...)
+	stat0 := wsCPUStats()
 	t0 := time.Now()
 	for _, cl := range clients {
 		if err := cl.say("echo"); err != nil {
@@ -227,6 +228,7 @@ func wsScaleRunOnce(r *wsScaleRun, serverCPU, clientCPU string, dialers int, hol
 		}
 	}
 	wall := time.Since(t0).Seconds()
+	e.CPUs = wsCPUShares(stat0, wsCPUStats())
 	cpu1, err := wsCPUOf(spids...)
 	if err != nil {
 		return err

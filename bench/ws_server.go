@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -76,7 +78,13 @@ func wsServerMain(args []string) error {
 	addr := fs.String("addr", "127.0.0.1:0", "listen address (loopback)")
 	reuse := fs.Bool("reuseport", false, "set SO_REUSEPORT, so that several server processes share the port")
 	life := fs.Duration("life", 15*time.Minute, "exit after this long whatever happens")
+	prof := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	fs.Parse(args)
+	stopProf, err := wsStartProfile(*prof)
+	if err != nil {
+		return err
+	}
+	defer stopProf()
 	s, err := findWsServer(*lib)
 	if err != nil {
 		return err
@@ -93,6 +101,7 @@ func wsServerMain(args []string) error {
 	go func() { errc <- s.serve(ln) }()
 	go func() {
 		io.Copy(io.Discard, os.Stdin) // until the parent closes it
+		stopProf()
 		os.Exit(0)
 	}()
 	// A server that fails to start returns at once.
@@ -131,4 +140,24 @@ func loopbackOnly(addr string) error {
 		return fmt.Errorf("%s: only 127.0.0.0/8 addresses", addr)
 	}
 	return nil
+}
+
+// wsStartProfile starts a CPU profile into path ("" for none) and returns
+// what stops it, which may be called more than once.
+func wsStartProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return sync.OnceFunc(func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}), nil
 }
