@@ -56,6 +56,9 @@ type wsRun struct {
 	BytesPerConn float64 `json:"bytes_per_conn"`
 	RSSPerConn   float64 `json:"rss_bytes_per_conn"`
 	Threads      int     `json:"server_threads,omitempty"`
+	// MemStats are the server's runtime figures once loaded (its Go heap
+	// in use, goroutine stacks...), read after the memory.
+	MemStats map[string]float64 `json:"server_memstats,omitempty"`
 	Conc         int     `json:"concurrency,omitempty"`
 	Payload      int     `json:"payload,omitempty"`
 	Msgs         int64   `json:"msgs,omitempty"`
@@ -212,6 +215,14 @@ func wsBenchOne(o *wsBenchOptions, lib string, rep int) (r wsRun) {
 		return fail(err)
 	}
 	r.Threads = wsThreads(srv.pid())
+	if err := srv.say("memstats"); err == nil {
+		srv.report(10*time.Second, &r.MemStats)
+	}
+	if o.profile != "" {
+		if err := srv.say("heap " + filepath.Join(o.profile, fmt.Sprintf("%s-%s-heap-%d.pprof", o.mode, lib, rep))); err == nil {
+			srv.line(30 * time.Second)
+		}
+	}
 	r.BytesPerConn = float64(r.Loaded.Pss-r.Before.Pss) / float64(r.Conns)
 	r.RSSPerConn = float64(r.Loaded.RSS-r.Before.RSS) / float64(r.Conns)
 	if o.mode != "echo" {
@@ -273,7 +284,8 @@ func wsBenchOne(o *wsBenchOptions, lib string, rep int) (r wsRun) {
 func wsRunLine(r wsRun) string {
 	s := fmt.Sprintf("%s %-8s rep %d: %d/%d conns", r.Mode, r.Lib, r.Rep, r.Conns, r.Want)
 	if r.Conns > 0 {
-		s += fmt.Sprintf(", %.0f B/conn (Pss; RSS %.0f), server Pss %.1f MB, busy before %.0f%%", r.BytesPerConn, r.RSSPerConn, float64(r.Loaded.Pss)/1e6, 100*r.Busy)
+		s += fmt.Sprintf(", %.0f B/conn (Pss; RSS %.0f), server Pss %.1f MB (Go heap in use %.1f MB, stacks %.1f MB, %.0f goroutines), busy before %.0f%%",
+			r.BytesPerConn, r.RSSPerConn, float64(r.Loaded.Pss)/1e6, r.MemStats["heap_inuse"]/1e6, r.MemStats["stack_inuse"]/1e6, r.MemStats["goroutines"], 100*r.Busy)
 	}
 	if r.Mode == "echo" && r.Msgs > 0 {
 		s += fmt.Sprintf("; echo %.0f msg/s, %.2f µs CPU/msg, server CPU %.0f%%, client CPU %.0f%%, p50 %.0f µs, p99 %.0f µs, Pss after %.1f MB; %s",

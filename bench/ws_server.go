@@ -3,11 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -79,7 +80,11 @@ func wsServerMain(args []string) error {
 	reuse := fs.Bool("reuseport", false, "set SO_REUSEPORT, so that several server processes share the port")
 	life := fs.Duration("life", 15*time.Minute, "exit after this long whatever happens")
 	prof := fs.String("cpuprofile", "", "write a CPU profile to this file")
+	rate := fs.Int("memprofilerate", 0, "runtime.MemProfileRate (1: every allocation; 0: the runtime's default)")
 	fs.Parse(args)
+	if *rate > 0 {
+		runtime.MemProfileRate = *rate
+	}
 	stopProf, err := wsStartProfile(*prof)
 	if err != nil {
 		return err
@@ -100,7 +105,27 @@ func wsServerMain(args []string) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.serve(ln) }()
 	go func() {
-		io.Copy(io.Discard, os.Stdin) // until the parent closes it
+		// Until the parent closes it: "heap FILE" writes a heap profile,
+		// "memstats" prints the runtime's memory figures as a JSON line.
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
+			switch cmd {
+			case "heap":
+				runtime.GC()
+				if f, err := os.Create(arg); err == nil {
+					pprof.WriteHeapProfile(f)
+					f.Close()
+				}
+				fmt.Println("ok")
+			case "memstats":
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				b, _ := json.Marshal(map[string]any{"heap_inuse": m.HeapInuse, "heap_alloc": m.HeapAlloc, "heap_sys": m.HeapSys,
+					"heap_released": m.HeapReleased, "stack_inuse": m.StackInuse, "sys": m.Sys, "goroutines": runtime.NumGoroutine(), "num_gc": m.NumGC})
+				fmt.Println(string(b))
+			}
+		}
 		stopProf()
 		os.Exit(0)
 	}()
