@@ -58,25 +58,25 @@ type wsRun struct {
 	Threads      int     `json:"server_threads,omitempty"`
 	// MemStats are the server's runtime figures once loaded (its Go heap
 	// in use, goroutine stacks...), read after the memory.
-	MemStats map[string]float64 `json:"server_memstats,omitempty"`
-	Conc         int     `json:"concurrency,omitempty"`
-	Payload      int     `json:"payload,omitempty"`
-	Msgs         int64   `json:"msgs,omitempty"`
-	Bad          int64   `json:"bad,omitempty"`
-	Lost         int64   `json:"lost,omitempty"`
-	Secs         float64 `json:"secs,omitempty"`
-	TPS          float64 `json:"tps,omitempty"`
-	CPUSecs      float64 `json:"server_cpu_secs,omitempty"`
-	CPUPct       float64 `json:"server_cpu_pct,omitempty"`
-	CPUPerMsgUs  float64 `json:"server_cpu_us_per_msg,omitempty"`
-	ClientCPUPct float64 `json:"client_cpu_pct,omitempty"`
-	CPUs         string  `json:"cpus,omitempty"` // each CPU's busy share during the echo, softirq included
-	EER          float64 `json:"eer,omitempty"`  // TPS / server CPU %
-	P50us        float64 `json:"p50_us,omitempty"`
-	P99us        float64 `json:"p99_us,omitempty"`
-	MaxUs        float64 `json:"max_us,omitempty"`
-	Busy         float64 `json:"machine_busy_before"` // share of both CPUs busy before the run, from /proc/stat
-	Err          string  `json:"err,omitempty"`
+	MemStats     map[string]float64 `json:"server_memstats,omitempty"`
+	Conc         int                `json:"concurrency,omitempty"`
+	Payload      int                `json:"payload,omitempty"`
+	Msgs         int64              `json:"msgs,omitempty"`
+	Bad          int64              `json:"bad,omitempty"`
+	Lost         int64              `json:"lost,omitempty"`
+	Secs         float64            `json:"secs,omitempty"`
+	TPS          float64            `json:"tps,omitempty"`
+	CPUSecs      float64            `json:"server_cpu_secs,omitempty"`
+	CPUPct       float64            `json:"server_cpu_pct,omitempty"`
+	CPUPerMsgUs  float64            `json:"server_cpu_us_per_msg,omitempty"`
+	ClientCPUPct float64            `json:"client_cpu_pct,omitempty"`
+	CPUs         string             `json:"cpus,omitempty"` // each CPU's busy share during the echo, softirq included
+	EER          float64            `json:"eer,omitempty"`  // TPS / server CPU %
+	P50us        float64            `json:"p50_us,omitempty"`
+	P99us        float64            `json:"p99_us,omitempty"`
+	MaxUs        float64            `json:"max_us,omitempty"`
+	Busy         float64            `json:"machine_busy_before"` // share of both CPUs busy before the run, from /proc/stat
+	Err          string             `json:"err,omitempty"`
 }
 
 func wsBenchMain(args []string) error {
