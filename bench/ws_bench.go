@@ -16,23 +16,25 @@ import (
 
 // wsBenchOptions are ws-bench's flags.
 type wsBenchOptions struct {
-	mode      string
-	libs      []string
-	reps      int
-	n         int
-	conc      int
-	dur       time.Duration
-	payload   int
-	client    string
-	perClient int
-	serverCPU string
-	clientCPU string
-	settle    time.Duration
-	out       string
-	maxBusy   float64
-	waitQuiet time.Duration
-	profile   string
-	backend   string
+	mode       string
+	libs       []string
+	reps       int
+	n          int
+	conc       int
+	dur        time.Duration
+	payload    int
+	client     string
+	perClient  int
+	serverCPU  string
+	clientCPU  string
+	settle     time.Duration
+	out        string
+	maxBusy    float64
+	waitQuiet  time.Duration
+	maxForeign float64
+	retries    int
+	profile    string
+	backend    string
 }
 
 // wsRun is one run's record, a line of the results file.
@@ -75,7 +77,9 @@ type wsRun struct {
 	P50us        float64            `json:"p50_us,omitempty"`
 	P99us        float64            `json:"p99_us,omitempty"`
 	MaxUs        float64            `json:"max_us,omitempty"`
-	Busy         float64            `json:"machine_busy_before"` // share of both CPUs busy before the run, from /proc/stat
+	Busy         float64            `json:"machine_busy_before"`       // share of both CPUs busy before the run, from /proc/stat
+	Foreign      float64            `json:"foreign_cpu_pct,omitempty"` // echo: CPU (% of one) used by neither interrupts, the server nor the clients
+	Noisy        bool               `json:"noisy,omitempty"`           // the machine was busy: left out of the summary
 	Err          string             `json:"err,omitempty"`
 }
 
@@ -96,6 +100,8 @@ func wsBenchMain(args []string) error {
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "wait before each memory reading")
 	fs.StringVar(&o.out, "out", "", "directory to append the results (ws-MODE.jsonl) and write the summary (ws-MODE.md) to")
 	fs.Float64Var(&o.maxBusy, "max-busy", 0.3, "wait before each run until the machine is less busy than this share of its CPUs")
+	fs.Float64Var(&o.maxForeign, "max-foreign", 10, "echo: a run during which other programs used more than this percent of a CPU is noisy, and run again")
+	fs.IntVar(&o.retries, "retries", 3, "how many times a noisy run is tried again, at the end")
 	fs.DurationVar(&o.waitQuiet, "wait-quiet", 3*time.Minute, "wait at most this long for -max-busy, then run anyway (and record how busy)")
 	fs.StringVar(&o.backend, "client-backend", "auto", "gale client: its engine's backend (auto, epoll, io_uring)")
 	fs.StringVar(&o.profile, "profile", "", "directory to write CPU profiles of every server and client to")
@@ -122,18 +128,38 @@ func wsBenchMain(args []string) error {
 		results = f
 	}
 	var runs []wsRun
+	type todo struct {
+		lib string
+		rep int
+	}
+	var noisy []todo
+	run := func(lib string, rep int) bool {
+		busy := wsWaitQuiet(o.maxBusy, o.waitQuiet)
+		r := wsBenchOne(&o, lib, rep)
+		r.Busy = busy
+		r.Noisy = o.maxBusy < 1 && (busy >= o.maxBusy || r.Mode == "echo" && r.Foreign > o.maxForeign)
+		runs = append(runs, r)
+		b, _ := json.Marshal(r)
+		results.Write(append(b, '\n'))
+		fmt.Fprintln(os.Stderr, wsRunLine(r))
+		return !r.Noisy
+	}
 	for rep := range o.reps {
 		order := slices.Clone(o.libs)
 		k := rep % len(order)
 		order = append(order[k:], order[:k]...)
 		for _, lib := range order {
-			busy := wsWaitQuiet(o.maxBusy, o.waitQuiet)
-			r := wsBenchOne(&o, lib, rep+1)
-			r.Busy = busy
-			runs = append(runs, r)
-			b, _ := json.Marshal(r)
-			results.Write(append(b, '\n'))
-			fmt.Fprintln(os.Stderr, wsRunLine(r))
+			if !run(lib, rep+1) {
+				noisy = append(noisy, todo{lib, rep + 1})
+			}
+		}
+	}
+	// The noisy runs again, at the end, each until it is quiet.
+	for _, t := range noisy {
+		for range o.retries {
+			if run(t.lib, t.rep) {
+				break
+			}
 		}
 	}
 	sum := wsSummary(o.mode, runs)
@@ -260,7 +286,8 @@ func wsBenchOne(o *wsBenchOptions, lib string, rep int) (r wsRun) {
 		}
 	}
 	wall := time.Since(start).Seconds()
-	r.CPUs = wsCPUShares(stat0, wsCPUStats())
+	stat1 := wsCPUStats()
+	r.CPUs = wsCPUShares(stat0, stat1)
 	cpu1, err := wsCPUOf(srv.pid())
 	if err != nil {
 		return fail(err)
@@ -272,6 +299,7 @@ func wsBenchOne(o *wsBenchOptions, lib string, rep int) (r wsRun) {
 	r.CPUSecs = (cpu1 - cpu0).Seconds()
 	r.CPUPct = 100 * r.CPUSecs / wall
 	r.ClientCPUPct = 100 * (ccpu1 - ccpu0).Seconds() / wall
+	r.Foreign = wsForeign(stat0, stat1, wall, r.CPUPct+r.ClientCPUPct)
 	if r.Msgs > 0 && r.Secs > 0 {
 		r.TPS = float64(r.Msgs) / r.Secs
 		r.CPUPerMsgUs = r.CPUSecs * 1e6 / float64(r.Msgs)
@@ -290,6 +318,12 @@ func wsRunLine(r wsRun) string {
 	if r.Mode == "echo" && r.Msgs > 0 {
 		s += fmt.Sprintf("; echo %.0f msg/s, %.2f µs CPU/msg, server CPU %.0f%%, client CPU %.0f%%, p50 %.0f µs, p99 %.0f µs, Pss after %.1f MB; %s",
 			r.TPS, r.CPUPerMsgUs, r.CPUPct, r.ClientCPUPct, r.P50us, r.P99us, float64(r.After.Pss)/1e6, r.CPUs)
+	}
+	if r.Mode == "echo" && r.Msgs > 0 {
+		s += fmt.Sprintf(", foreign %.0f%%", r.Foreign)
+	}
+	if r.Noisy {
+		s += " (NOISY: left out)"
 	}
 	if r.Bad > 0 || r.Lost > 0 {
 		s += fmt.Sprintf("; %d BAD, %d LOST", r.Bad, r.Lost)

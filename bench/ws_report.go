@@ -15,11 +15,15 @@ func wsSummary(mode string, runs []wsRun) string {
 	var libs []string
 	by := map[string][]wsRun{}
 	fails := map[string][]string{}
+	noisy := map[string]int{}
 	for _, r := range runs {
 		if !slices.Contains(libs, r.Lib) {
 			libs = append(libs, r.Lib)
 		}
 		switch {
+		case r.Noisy:
+			noisy[r.Lib]++
+			continue
 		case r.Err != "":
 			fails[r.Lib] = append(fails[r.Lib], fmt.Sprintf("rep %d: %s", r.Rep, r.Err))
 		case r.Conns < r.Want:
@@ -78,6 +82,9 @@ func wsSummary(mode string, runs []wsRun) string {
 		}
 	}
 	for _, l := range libs {
+		if noisy[l] > 0 {
+			fmt.Fprintf(&b, "\n- %s: %d noisy run(s) left out (the machine was busy)", l, noisy[l])
+		}
 		for _, e := range fails[l] {
 			fmt.Fprintf(&b, "\n- %s failed: %s", l, e)
 		}
@@ -131,7 +138,7 @@ func wsWaitQuiet(busy float64, maxWait time.Duration) float64 {
 
 // wsCPUStat is one CPU's line of /proc/stat: its busy and softirq times
 // and the total, in ticks.
-type wsCPUStat struct{ busy, softirq, total float64 }
+type wsCPUStat struct{ busy, softirq, irq, total float64 }
 
 // wsCPUStats reads every CPU's line of /proc/stat ("cpu0", "cpu1"...).
 func wsCPUStats() map[string]wsCPUStat {
@@ -151,6 +158,9 @@ func wsCPUStats() map[string]wsCPUStat {
 			st.total += v
 			if i != 3 && i != 4 {
 				st.busy += v
+			}
+			if i == 5 {
+				st.irq = v
 			}
 			if i == 6 {
 				st.softirq = v
@@ -179,6 +189,19 @@ func wsCPUShares(a, b map[string]wsCPUStat) string {
 		parts = append(parts, fmt.Sprintf("%s %.0f%% (softirq %.0f%%)", k, 100*(y.busy-x.busy)/t, 100*(y.softirq-x.softirq)/t))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// wsForeign is the CPU time, in percent of one CPU, that went to neither
+// interrupts nor the processes measured (whose CPU percent is ours)
+// between two readings wall seconds apart: other programs' load.
+func wsForeign(a, b map[string]wsCPUStat, wall, ours float64) float64 {
+	var ticks float64
+	for k, y := range b {
+		if x, ok := a[k]; ok {
+			ticks += (y.busy - y.softirq - y.irq) - (x.busy - x.softirq - x.irq)
+		}
+	}
+	return ticks/wall - ours // USER_HZ is 100 ticks a second
 }
 
 // wsBusy is the share of all CPUs' time not idle during d, from /proc/stat.

@@ -228,7 +228,8 @@ func wsScaleRunOnce(r *wsScaleRun, serverCPU, clientCPU string, dialers int, hol
 		}
 	}
 	wall := time.Since(t0).Seconds()
-	e.CPUs = wsCPUShares(stat0, wsCPUStats())
+	stat1 := wsCPUStats()
+	e.CPUs = wsCPUShares(stat0, stat1)
 	cpu1, err := wsCPUOf(spids...)
 	if err != nil {
 		return err
@@ -240,6 +241,7 @@ func wsScaleRunOnce(r *wsScaleRun, serverCPU, clientCPU string, dialers int, hol
 	e.CPUSecs = (cpu1 - cpu0).Seconds()
 	e.CPUPct = 100 * e.CPUSecs / wall
 	e.ClientCPUPct = 100 * (ccpu1 - ccpu0).Seconds() / wall
+	e.Foreign = wsForeign(stat0, stat1, wall, e.CPUPct+e.ClientCPUPct)
 	if e.Msgs > 0 && e.Secs > 0 {
 		e.TPS = float64(e.Msgs) / e.Secs
 		e.CPUPerMsgUs = e.CPUSecs * 1e6 / float64(e.Msgs)
