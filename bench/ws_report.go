@@ -191,14 +191,16 @@ func wsCPUShares(a, b map[string]wsCPUStat) string {
 	return strings.Join(parts, ", ")
 }
 
-// wsForeign is the CPU time, in percent of one CPU, that went to neither
-// interrupts nor the processes measured (whose CPU percent is ours)
-// between two readings wall seconds apart: other programs' load.
+// wsForeign is the CPU time, in percent of one CPU, that went to other
+// than the processes measured (whose CPU percent is ours) between two
+// readings wall seconds apart: other programs' load. (The softirq time
+// spent in the processes' context is charged to them, here; what
+// ksoftirqd does is foreign, a few percent.)
 func wsForeign(a, b map[string]wsCPUStat, wall, ours float64) float64 {
 	var ticks float64
 	for k, y := range b {
 		if x, ok := a[k]; ok {
-			ticks += (y.busy - y.softirq - y.irq) - (x.busy - x.softirq - x.irq)
+			ticks += y.busy - x.busy
 		}
 	}
 	return ticks/wall - ours // USER_HZ is 100 ticks a second
