@@ -102,7 +102,7 @@ func wsBenchMain(args []string) error {
 	fs.Float64Var(&o.maxBusy, "max-busy", 0.3, "wait before each run until the machine is less busy than this share of its CPUs")
 	fs.Float64Var(&o.maxForeign, "max-foreign", 10, "echo: a run during which other programs used more than this percent of a CPU is noisy, and run again")
 	fs.IntVar(&o.retries, "retries", 3, "how many times a noisy run is tried again, at the end")
-	fs.DurationVar(&o.waitQuiet, "wait-quiet", 3*time.Minute, "wait at most this long for -max-busy, then run anyway (and record how busy)")
+	fs.DurationVar(&o.waitQuiet, "wait-quiet", 10*time.Minute, "wait at most this long for -max-busy, then run anyway (and record how busy)")
 	fs.StringVar(&o.backend, "client-backend", "auto", "gale client: its engine's backend (auto, epoll, io_uring)")
 	fs.StringVar(&o.profile, "profile", "", "directory to write CPU profiles of every server and client to")
 	fs.Parse(args)

@@ -74,7 +74,7 @@ func wsScaleMain(args []string) error {
 		return fmt.Errorf("-layout %q: ports or reuseport", *layout)
 	}
 	r := wsScaleRun{Time: time.Now().UTC().Format(time.RFC3339), Lib: *lib, Client: *client, Layout: *layout, Procs: *procs, Clients: *clients, Want: *conns}
-	r.Busy = wsWaitQuiet(0.3, 3*time.Minute)
+	r.Busy = wsWaitQuiet(0.3, 10*time.Minute)
 	err := wsScaleRunOnce(&r, *serverCPU, *clientCPU, *dialers, *hold, *echo, *conc, *payload)
 	if err != nil {
 		r.Err = err.Error()
