@@ -131,6 +131,7 @@ func (c *Conn) received(p loop.Completion) {
 			// bounded is done. Bytes left unconsumed (a partial frame)
 			// mean it still waits, and the deadline stays.
 			c.lp.l.Unschedule(&ts.readDL)
+			c.dropTimers()
 		}
 	}
 	if c.closing && c.detached != nil && c.drained() {

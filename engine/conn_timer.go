@@ -74,9 +74,21 @@ func (c *Conn) setTimer(l *loop.Loop, which func(*connTimers) *loop.Timer, t tim
 	tm := which(c.timers)
 	if t.IsZero() {
 		l.Unschedule(tm)
+		c.dropTimers()
 		return
 	}
 	l.Schedule(tm, t)
+}
+
+// dropTimers frees c's timers once none is armed, unless idle timeouts
+// keep them (touch reads them from any goroutine then): a connection
+// whose deadlines served a phase (an HTTP head, then an upgrade) does not
+// keep their 144 bytes for the rest of its life. Loop goroutine only.
+func (c *Conn) dropTimers() {
+	ts := c.timers
+	if ts != nil && !c.lp.e.opts.idling() && !ts.readDL.Scheduled() && !ts.writeDL.Scheduled() {
+		c.timers = nil
+	}
 }
 
 func (c *Conn) readDeadline(time.Time) { c.deadline(ErrReadDeadline) }

@@ -69,9 +69,15 @@ func testDeadlineCancel(t *testing.T) {
 	h := etEchoHandler()
 	e, clk, c, _ := etClocked(t, h, engine.Options{}, "tcp")
 	c.SetReadDeadline(clk.Now().Add(time.Second))
+	if !engine.HasTimers(c) {
+		t.Fatal("no timers with a read deadline set")
+	}
 	c.SetReadDeadline(time.Time{})
 	etStep(e, clk, time.Hour)
 	etNoEvent(t, h.deadlines, "OnDeadline after cancelling")
+	if engine.HasTimers(c) {
+		t.Error("timers kept with no deadline set (an idle connection would carry them)")
+	}
 
 	c.SetReadDeadline(clk.Now().Add(time.Second))
 	c.SetReadDeadline(clk.Now().Add(3 * time.Second))

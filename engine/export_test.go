@@ -49,3 +49,10 @@ func (e *Engine) Poke() {
 
 // PooledOutput returns the bytes of output chunks the engine keeps free.
 func (e *Engine) PooledOutput() int { return e.chunks.pooled() }
+
+// HasTimers reports whether c holds its timers (on its loop).
+func HasTimers(c *Conn) bool {
+	has := make(chan bool, 1)
+	c.Execute(func(c *Conn) { has <- c.timers != nil })
+	return <-has
+}

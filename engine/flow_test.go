@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"crypto/tls"
 	"io"
 	"net"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/tlstest"
 )
 
 // PauseRead stops the reading: what the peer sends meanwhile stays in
@@ -155,4 +157,52 @@ func TestAdoptWithContext(t *testing.T) {
 	}
 	c := etOpened(t, h)
 	c.Close()
+}
+
+// AdoptWith with ClientTLS handshakes as the client on the loop's pool
+// before OnOpen, which sees the server's certificate; a server that fails
+// the handshake closes the connection with no OnOpen.
+func TestAdoptWithClientTLS(t *testing.T) {
+	h := etNewHandler()
+	states := make(chan tls.ConnectionState, 1)
+	h.open = func(c *engine.Conn) ([]byte, engine.Action) {
+		st, _ := c.ConnectionState()
+		states <- st
+		return []byte("ping"), engine.None
+	}
+	e := etStart(t, h, engine.Options{})
+	pki := tlstest.Get()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", pki.ServerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b := make([]byte, 4)
+		io.ReadFull(c, b)
+		got <- string(b)
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.AdoptWith(nc, engine.Adoption{ClientTLS: pki.ClientConfig()}); err != nil {
+		t.Fatal(err)
+	}
+	if st := etRecv(t, states, "OnOpen"); !st.HandshakeComplete || len(st.PeerCertificates) == 0 {
+		t.Fatalf("OnOpen's ConnectionState = %+v, want a completed client handshake", st)
+	}
+	if s := etRecv(t, got, "the server's read"); s != "ping" {
+		t.Fatalf("server read %q, want ping (encrypted by the loop)", s)
+	}
+	etOpened(t, h).Close()
+	if _, err := e.AdoptWith(nc, engine.Adoption{ClientTLS: pki.ClientConfig(), Input: []byte("x")}); err == nil {
+		t.Error("AdoptWith ClientTLS with Input succeeded")
+	}
 }

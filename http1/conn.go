@@ -93,9 +93,17 @@ func (h *loopHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
 }
 
 func (h *loopHandler) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
-	c := ec.Context().(*conn)
+	c, ok := ec.Context().(*conn)
+	if !ok {
+		return ec.Context().(Protocol).OnData(ec, in)
+	}
 	if c.proto != nil {
-		return c.proto.OnData(ec, in)
+		act := c.proto.OnData(ec, in)
+		if c.eof && act == engine.None { // the client's end came before the switch
+			c.eof = false
+			act = protoEOF(c.proto, ec)
+		}
+		return act
 	}
 	act := c.serveInput(in)
 	c.flow(in)
@@ -176,12 +184,12 @@ func (c *conn) flow(in *engine.Inbound) {
 // context is canceled, as net/http's is when its background read sees
 // the end.
 func (h *loopHandler) OnEOF(ec *engine.Conn) engine.Action {
-	c := ec.Context().(*conn)
+	c, ok := ec.Context().(*conn)
+	if !ok {
+		return protoEOF(ec.Context().(Protocol), ec)
+	}
 	if c.proto != nil {
-		if hc, ok := c.proto.(engine.HalfCloser); ok {
-			return hc.OnEOF(ec)
-		}
-		return engine.Close
+		return protoEOF(c.proto, ec)
 	}
 	c.eof = true
 	c.quit.Store(true)
@@ -198,8 +206,21 @@ func (h *loopHandler) OnEOF(ec *engine.Conn) engine.Action {
 	return engine.None
 }
 
+// protoEOF tells an upgraded connection's Protocol that the client's
+// stream ended: OnEOF if it is a HalfCloser; otherwise the connection
+// closes.
+func protoEOF(p Protocol, ec *engine.Conn) engine.Action {
+	if hc, ok := p.(engine.HalfCloser); ok {
+		return hc.OnEOF(ec)
+	}
+	return engine.Close
+}
+
 func (h *loopHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {
-	c := ec.Context().(*conn)
+	c, ok := ec.Context().(*conn)
+	if !ok {
+		return ec.Context().(Protocol).OnDeadline(ec, err)
+	}
 	if c.proto != nil {
 		return c.proto.OnDeadline(ec, err)
 	}
@@ -220,11 +241,15 @@ func (h *loopHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {
 }
 
 func (h *loopHandler) OnClose(ec *engine.Conn, err error) {
+	s := (*Server)(h)
 	c, ok := ec.Context().(*conn)
 	if !ok {
+		if p, ok := ec.Context().(Protocol); ok {
+			p.OnClose(ec, err)
+			s.upgradedClosed()
+		}
 		return
 	}
-	s := (*Server)(h)
 	if c.ec == nil { // no OnOpen: a TLS handshake failed
 		s.open.Add(-1)
 		if err != nil && err != engine.ErrEngineStopped {

@@ -103,6 +103,7 @@ type Server struct {
 	shutting  atomic.Bool
 	disableKA atomic.Bool
 	open      atomic.Int64 // connections open, on loops and goroutines
+	upgrades  atomic.Int64 // upgraded connections open (Upgrade), out of conns
 	done      chan struct{}
 	closeOnce sync.Once
 }

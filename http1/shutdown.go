@@ -21,6 +21,22 @@ func (s *Server) addConn(c *conn) bool {
 	return true
 }
 
+// upgraded takes c out of the list: its connection was upgraded, and is
+// counted until it closes (upgradedClosed).
+func (s *Server) upgraded(c *conn) {
+	s.mu.Lock()
+	if s.conns.remove(c) {
+		s.upgrades.Add(1)
+	}
+	s.mu.Unlock()
+}
+
+// upgradedClosed counts an upgraded connection's close.
+func (s *Server) upgradedClosed() {
+	s.upgrades.Add(-1)
+	s.open.Add(-1)
+}
+
 func (s *Server) removeConn(c *conn) {
 	s.mu.Lock()
 	if s.conns.remove(c) {
@@ -50,8 +66,10 @@ func (s *Server) setState(c *conn, st http.ConnState) {
 // finish their request and close (responses carry "Connection: close"
 // from then on). It returns when none is left, or with ctx's error when
 // ctx ends first, leaving those connections open (Close ends them).
-// Hijacked connections are not waited for; RegisterOnShutdown's functions
-// are called to deal with them.
+// Hijacked connections are not waited for; connections switched to another
+// protocol on their loop (Upgrade) are, until they close. RegisterOnShutdown's
+// functions are called to deal with both (a WebSocket server says goodbye
+// there).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutting.Store(true)
 	s.mu.Lock()
@@ -70,7 +88,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		s.closeIdle()
-		if s.loopConns() == 0 {
+		if s.loopConns() == 0 && s.upgrades.Load() == 0 {
 			break
 		}
 		select {

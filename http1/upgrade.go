@@ -92,10 +92,18 @@ func (c *conn) switchTo(p Protocol) {
 	c.proto = p
 	c.ec.SetDeadline(time.Time{}) // the server's header, read and idle timeouts are HTTP's
 	c.s.setState(c, http.StateHijacked)
+	if !c.eof {
+		// The protocol is the connection's context from now on, and conn
+		// is dropped: an upgraded connection holds nothing of HTTP's. (One
+		// whose client's stream already ended keeps it, for OnData to
+		// deliver that end after the held input.)
+		c.s.upgraded(c)
+		c.ec.SetContext(p)
+	}
 	p.OnOpen(c.ec)
 	if c.held {
 		c.held = false
 		c.ec.ResumeRead()
 	}
-	c.ec.Wake() // OnData, with the input held meanwhile
+	c.ec.Wake() // OnData, with the input held meanwhile (and the end of the client's stream, if it came: see OnData)
 }

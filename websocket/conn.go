@@ -4,7 +4,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/galeio/gale/engine"
 )
@@ -123,6 +122,3 @@ func (c *Conn) setCloseErr(err error) {
 	}
 	c.wmu.Unlock()
 }
-
-// now is the loop's clock for the close timeout.
-func now() int64 { return time.Now().UnixNano() }

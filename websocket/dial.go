@@ -49,7 +49,10 @@ const maxResponseHead = 16 << 10
 // d.Handler, whose OnOpen runs before Dial returns. The server's response
 // is returned too, with its header (its body is empty), also when the
 // handshake fails: a status other than 101, or a response that breaks
-// §4.1's rules, returns an error wrapping ErrBadHandshake.
+// §4.1's rules, returns an error wrapping ErrBadHandshake. When ctx (or
+// HandshakeTimeout) ends first, Dial closes the connection and returns
+// ctx's error; if the handshake ended at that very moment, OnOpen and
+// OnClose may have run.
 func (d *Dialer) Dial(ctx context.Context, rawURL string) (*Conn, *http.Response, error) {
 	d.once.Do(func() { d.cfg = newConfig(d.Options) })
 	u, addr, secure, err := parseURL(rawURL)
@@ -86,8 +89,9 @@ func (d *Dialer) Dial(ctx context.Context, rawURL string) (*Conn, *http.Response
 	select {
 	case <-hs.done:
 	case <-ctx.Done():
-		ec.Abort()
+		ec.Abort() // (if the handshake ended meanwhile, the connection goes too)
 		<-hs.done
+		return nil, hs.resp, fmt.Errorf("websocket: handshake: %w", ctx.Err())
 	}
 	if hs.err != nil {
 		return nil, hs.resp, hs.err
@@ -145,7 +149,6 @@ type handshake struct {
 	req  []byte
 	key  string
 	sub  []string
-	head []byte // the response so far
 	done chan struct{}
 	resp *http.Response
 	err  error

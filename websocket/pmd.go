@@ -1,26 +1,36 @@
 package websocket
 
-// pmdState is a connection's permessage-deflate agreement (placeholder
-// until the codec lands: nothing is negotiated).
+// Permessage-deflate (RFC 7692) is split in four files: this one holds the
+// agreement a connection keeps; pmd_negotiate.go makes it from the
+// handshake's Sec-WebSocket-Extensions headers; pmd_codec.go compresses
+// and decompresses messages with pooled stdlib flate state; pmd_window.go
+// keeps the bytes a peer's context takeover may refer back to.
+//
+// Memory is the design's constraint: a stdlib flate.Writer is about 1 MB,
+// so no connection owns one. Outgoing messages are always compressed on
+// their own (a fresh compressor from a pool), which is valid whatever was
+// agreed. Incoming messages need per-connection state only when the peer
+// keeps its context (CompressionContextTakeover): then the connection
+// keeps a window of at most 32 KiB, and borrows a pooled decompressor per
+// message, primed with that window.
+
+// pmdState is a connection's permessage-deflate agreement; the zero value
+// is "off".
 type pmdState struct {
-	on      bool
-	outBits uint8
-	win     *struct{}
+	on         bool    // permessage-deflate was agreed on
+	outBits    uint8   // window bits our compressed output may use: the peer's limit (server_max_window_bits for a server, client_max_window_bits for a client); 15 when not limited
+	inTakeover bool    // the peer may refer back to earlier messages: keep win
+	win        *window // the last bytes received (decompressed), only when inTakeover; nil otherwise
 }
 
-func negotiateServer([]string, CompressionMode) (pmdState, string, bool) {
-	return pmdState{}, "", false
-}
-func clientOffer(CompressionMode) string                         { return "" }
-func acceptResponse([]string, CompressionMode) (pmdState, error) { return pmdState{}, nil }
-func compress(dst, src []byte, level int, bits uint8) []byte     { return append(dst, src...) }
-func (st *pmdState) inflate(dst, src []byte, limit int) ([]byte, error) {
-	return append(dst, src...), nil
-}
+// The LZ77 window sizes RFC 7692 §7.1.2 lets the peers agree on, as
+// base-2 logarithms.
+const (
+	minWindowBits = 8
+	maxWindowBits = 15
+)
 
-type deflateStream struct{}
-
-func newDeflateStream(level int, bits uint8) *deflateStream { return &deflateStream{} }
-func (s *deflateStream) write(dst, p []byte) []byte         { return append(dst, p...) }
-func (s *deflateStream) finish(dst []byte) []byte           { return dst }
-func (s *deflateStream) release()                           {}
+// syncTail ends every sync-flushed DEFLATE stream (an empty stored block's
+// LEN and NLEN). RFC 7692 §7.2.1 has the sender remove it from each
+// message, and §7.2.2 the receiver put it back.
+var syncTail = [4]byte{0x00, 0x00, 0xff, 0xff}

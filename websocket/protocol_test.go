@@ -3,8 +3,11 @@ package websocket_test
 import (
 	"bytes"
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/galeio/gale/websocket"
 )
@@ -38,6 +41,8 @@ func TestServerRefuses(t *testing.T) {
 		{"close reason not UTF-8", [][]byte{rawFrame(0x88, true, closePayload(1000, "\xff"))}, 1007},
 		{"over the read limit", [][]byte{rawFrame(0x82, true, big)}, 1009},
 		{"over the read limit in fragments", [][]byte{rawFrame(0x02, true, big[:900]), rawFrame(0x80, true, big[:900])}, 1009},
+		{"length that overflows the sum", [][]byte{rawFrame(0x02, true, []byte("0123456789")),
+			{0x80, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfa, 1, 2, 3, 4}}, 1009},
 		{"length with its top bit", [][]byte{{0x82, 0xff, 0x80, 0, 0, 0, 0, 0, 0, 1, 1, 2, 3, 4}}, 1002},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,5 +140,31 @@ func TestHandshakeRefused(t *testing.T) {
 	_, resp := rawDial(t, url, "Origin: http://"+strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/ws"))
 	if resp.StatusCode != 101 {
 		t.Errorf("same origin: status %d, want 101", resp.StatusCode)
+	}
+}
+
+// TestHalfCloseWithUpgrade: a client that half-closes right after its
+// upgrade request (before the switch to WebSocket) must still see its
+// connection end, and OnClose run; the end of its stream once went to the
+// HTTP server, and the upgraded connection waited forever.
+func TestHalfCloseWithUpgrade(t *testing.T) {
+	srv := newRecorder(true)
+	url := serveWS(t, &websocket.Upgrader{Options: websocket.Options{Handler: srv}}, false)
+	for range 20 {
+		host := strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/ws")
+		nc, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(nc, "GET /ws HTTP/1.1\r\nHost: "+host+"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+		nc.(*net.TCPConn).CloseWrite()
+		nc.SetReadDeadline(time.Now().Add(testTimeout))
+		if _, err := io.Copy(io.Discard, nc); err != nil {
+			t.Fatalf("the upgraded connection did not end: %v", err)
+		}
+		nc.Close()
+		srv.expect(t, "open")
+		srv.expect(t, "close")
 	}
 }

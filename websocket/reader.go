@@ -108,7 +108,7 @@ func (c *Conn) check(h *header) error {
 	case !isControl(h.op) && h.op != continuation && c.rd.typ != 0:
 		return protocolErr("new message before the last one ended")
 	}
-	if !isControl(h.op) && c.msgLen()+h.length > int64(c.cfg.ReadLimit) {
+	if !isControl(h.op) && h.length > int64(c.cfg.ReadLimit)-c.msgLen() { // (a sum could overflow)
 		return ErrReadLimit
 	}
 	return nil

@@ -135,3 +135,21 @@ func dial(t testing.TB, d *websocket.Dialer, url string) *websocket.Conn {
 }
 
 var _ = tls.VersionTLS13
+
+func engineOptions() engine.Options { return engine.Options{Loops: 1} }
+
+// signal is a Handler that echoes (server) or signals each message
+// (client), allocation-free.
+type signal struct {
+	websocket.BaseHandler
+	echo bool
+	got  chan int
+}
+
+func (s *signal) OnMessage(c *websocket.Conn, typ websocket.MessageType, data []byte) {
+	if s.echo {
+		c.WriteMessage(typ, data)
+		return
+	}
+	s.got <- len(data)
+}

@@ -1,0 +1,33 @@
+package websocket_test
+
+import (
+	"bytes"
+	"strconv"
+	"testing"
+
+	"github.com/galeio/gale/websocket"
+)
+
+// BenchmarkEcho measures a round trip through gale's server and client on
+// loopback: one message out, its echo back, per operation.
+func BenchmarkEcho(b *testing.B) {
+	for _, mode := range []websocket.CompressionMode{websocket.CompressionDisabled, websocket.CompressionEnabled} {
+		for _, size := range []int{16, 1 << 10, 64 << 10} {
+			name := map[websocket.CompressionMode]string{0: "plain", 1: "deflate"}[mode] + "/Size=" + strconv.Itoa(size)
+			b.Run(name, func(b *testing.B) {
+				u := &websocket.Upgrader{Options: websocket.Options{Handler: &signal{echo: true}, Compression: mode}}
+				url := serveWS(b, u, false)
+				cli := &signal{got: make(chan int, 1)}
+				c := dial(b, &websocket.Dialer{Options: websocket.Options{Handler: cli, Compression: mode}}, url)
+				defer c.CloseNow()
+				msg := bytes.Repeat([]byte("gale websocket! "), size/16)
+				b.SetBytes(int64(2 * size))
+				b.ReportAllocs()
+				for b.Loop() {
+					c.WriteMessage(websocket.BinaryMessage, msg)
+					<-cli.got
+				}
+			})
+		}
+	}
+}

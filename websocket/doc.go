@@ -1,0 +1,76 @@
+// Package websocket serves and dials WebSocket connections (RFC 6455),
+// with permessage-deflate (RFC 7692), on gale's event loops: a connection
+// costs no goroutine, its frames are parsed and its messages handed to
+// callbacks on its loop, and writes never wait for the peer.
+//
+// # Entry points
+//
+// An Upgrader turns HTTP requests into connections. On gale's HTTP
+// server (http1.Server) the upgraded connection stays on the loop that
+// served its request, TLS included; on a net/http server the connection
+// is hijacked and adopted onto an engine's loops (see Options.Engine).
+// A Dialer opens client connections, doing the handshake on a loop too.
+// Either way the connection is a *Conn, and its events go to a Handler:
+//
+//	type echo struct{ websocket.BaseHandler }
+//
+//	func (echo) OnMessage(c *websocket.Conn, typ websocket.MessageType, data []byte) {
+//		c.WriteMessage(typ, data)
+//	}
+//
+//	u := &websocket.Upgrader{Options: websocket.Options{Handler: echo{}}}
+//	http.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) { u.Upgrade(w, r, nil) })
+//	(&http1.Server{}).ListenAndServe() // or net/http's
+//
+// # Concurrency
+//
+// Handler callbacks run on the connection's loop, one at a time per
+// connection; one that blocks stalls its loop's other connections, so
+// hand long work to a goroutine. The data OnMessage is given is valid
+// only during the call. Conn's methods are safe from any goroutine,
+// callbacks included. Messages written concurrently go out whole, one
+// after another; a stream (NextWriter) holds other messages back until it
+// is closed, but not control frames. No method runs a callback itself: the
+// OnClose of a connection that a write or Close ends runs later, on its
+// loop, so they may be called with the caller's own locks held.
+//
+// # Writes and slow peers
+//
+// WriteMessage, a stream's Write, WritePrepared and Broadcast write what
+// the socket takes at once and queue the rest, which the loop sends as
+// the peer reads; they never block on the peer. Options.MaxQueued caps
+// each connection's queue: a write that finds it full fails with
+// ErrQueueFull, and the connection is closed (or, with
+// Options.DropWhenFull, only the message is dropped). Broadcast and
+// PreparedMessage encode, and compress, a message once for many
+// connections.
+//
+// # Protocol
+//
+// Incoming frames are checked as RFC 6455 says: masking by direction,
+// reserved bits and opcodes, control frame sizes, fragmentation,
+// UTF-8 in text messages (incrementally: a text message invalid in its
+// first fragment fails then, not once whole), close codes and reasons.
+// A violation fails the connection with a close frame carrying the
+// matching code (1002, 1007 or 1009) and OnClose gets a *ProtocolError
+// or ErrReadLimit. Pings are answered with pongs by the loop. Close runs
+// the closing handshake, bounded by Options.CloseTimeout.
+//
+// # Compression
+//
+// With Options.Compression set, permessage-deflate is negotiated.
+// Compressors and decompressors are pooled and shared (a flate writer is
+// about 1 MB: never one per connection); outgoing messages are compressed
+// each on its own, which every peer accepts whatever context takeover was
+// agreed, so sending keeps no state per connection. Incoming context
+// takeover is refused by default (CompressionEnabled), and accepted with
+// CompressionContextTakeover at the cost of the peer's window (up to
+// 32 KiB) per connection.
+//
+// # Limits
+//
+// Options.ReadLimit caps a message (after decompression), the engine's
+// MaxWriteBuffer and Options.MaxQueued cap what is queued, and
+// CloseTimeout the closing handshake: nothing a peer does makes a
+// connection hold memory without bound.
+package websocket

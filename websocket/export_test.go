@@ -1,0 +1,4 @@
+package websocket
+
+// AcceptKeyForTest exposes acceptKey to the external tests.
+var AcceptKeyForTest = acceptKey
