@@ -5,13 +5,17 @@ go 1.26.0
 require (
 	github.com/brickingsoft/rio v1.6.15
 	github.com/cloudwego/netpoll v0.7.2
+	github.com/coder/websocket v1.8.15
 	github.com/galeio/gale v0.0.0
+	github.com/gorilla/websocket v1.5.3
 	github.com/lesismal/llib v1.2.4
 	github.com/lesismal/nbio v1.6.12
+	github.com/lxzan/gws v1.10.2
 	github.com/panjf2000/gnet/v2 v2.10.0
 	github.com/tidwall/evio v1.0.8
 	github.com/valyala/fasthttp v1.78.0
 	github.com/xtaci/gaio v1.2.34
+	golang.org/x/sys v0.49.0
 )
 
 require (
@@ -28,7 +32,6 @@ require (
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 )

@@ -33,6 +33,7 @@
 package main
 
 import (
+	"os"
 	"slices"
 
 	"github.com/galeio/gale/internal/benchrun"
@@ -64,5 +65,8 @@ func config() benchrun.Config {
 }
 
 func main() {
+	if wsCommand(os.Args[1:]) { // ws-server, ws-load, ws-bench, ws-scale: ws_main.go
+		return
+	}
 	benchrun.Main(config())
 }

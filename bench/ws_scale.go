@@ -1,0 +1,267 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/galeio/gale/internal/procfs"
+)
+
+// wsScaleRun is a scale run's record.
+type wsScaleRun struct {
+	Time       string  `json:"time"`
+	Lib        string  `json:"lib"`
+	Client     string  `json:"client"`
+	Layout     string  `json:"layout"`
+	Procs      int     `json:"server_procs"`
+	Clients    int     `json:"client_procs"`
+	Want       int     `json:"want_conns"`
+	Conns      int     `json:"conns"`
+	PerProc    []int   `json:"conns_per_server_proc"`
+	DialErrors int     `json:"dial_errors,omitempty"`
+	FirstError string  `json:"first_error,omitempty"`
+	DialSecs   float64 `json:"dial_secs"`
+	Before     wsMem   `json:"mem_before"`
+	Loaded     wsMem   `json:"mem_loaded"`
+	ClientMem  wsMem   `json:"client_mem_loaded"`
+	// PerConn is the growth: (Pss loaded - Pss before) / conns; Total the
+	// whole: Pss loaded / conns.
+	PerConn   float64 `json:"bytes_per_conn_growth"`
+	Total     float64 `json:"bytes_per_conn_total"`
+	Base1     float64 `json:"one_process_base_bytes"`
+	Proj1MLin float64 `json:"projected_1m_total_bytes"`  // Total × 10^6
+	Proj1MOne float64 `json:"projected_1m_growth_bytes"` // Base1 + PerConn × 10^6
+	Echo      *wsRun  `json:"echo,omitempty"`
+	Busy      float64 `json:"machine_busy_before"`
+	Err       string  `json:"err,omitempty"`
+}
+
+func wsScaleMain(args []string) error {
+	fs := flag.NewFlagSet("ws-scale", flag.ExitOnError)
+	lib := fs.String("lib", "gale", "server library")
+	conns := fs.Int("conns", 100000, "connections in all")
+	procs := fs.Int("procs", 6, "server processes (each holds at most ~19,900 descriptors)")
+	clients := fs.Int("clients", 6, "client processes")
+	client := fs.String("client", "gale", "load generator: gale or gorilla")
+	layout := fs.String("layout", "", "ports: each server process on its own port, every client dialing all of them from 127.0.0.1; reuseport: all on one port with SO_REUSEPORT, each client from its own 127.0.0.x (needs a client that binds a source address: gorilla). Default: reuseport for gorilla, ports for gale")
+	serverCPU := fs.String("server-cpu", "0", "taskset CPU list of the servers")
+	clientCPU := fs.String("client-cpu", "1", "taskset CPU list of the clients")
+	dialers := fs.Int("dialers", 64, "dials in flight per client process")
+	hold := fs.Duration("hold", 5*time.Second, "hold the connections this long before reading the memory")
+	echo := fs.Duration("echo", 0, "then run the echo load for this long (0: none)")
+	conc := fs.Int("c", 1000, "echo loops in flight, in all")
+	payload := fs.Int("payload", 1024, "echo message size")
+	out := fs.String("out", "", "directory to append the record (ws-scale.jsonl) to")
+	fs.Parse(args)
+	if _, err := findWsServer(*lib); err != nil {
+		return err
+	}
+	if *layout == "" {
+		*layout = "ports"
+		if *client == "gorilla" {
+			*layout = "reuseport"
+		}
+	}
+	if *layout != "ports" && *layout != "reuseport" {
+		return fmt.Errorf("-layout %q: ports or reuseport", *layout)
+	}
+	r := wsScaleRun{Time: time.Now().UTC().Format(time.RFC3339), Lib: *lib, Client: *client, Layout: *layout, Procs: *procs, Clients: *clients, Want: *conns}
+	r.Busy = wsWaitQuiet(0.3, 10*time.Minute)
+	err := wsScaleRunOnce(&r, *serverCPU, *clientCPU, *dialers, *hold, *echo, *conc, *payload)
+	if err != nil {
+		r.Err = err.Error()
+	}
+	b, _ := json.MarshalIndent(r, "", "  ")
+	fmt.Println(string(b))
+	fmt.Fprintln(os.Stderr, wsScaleLine(r))
+	if *out != "" {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(filepath.Join(*out, "ws-scale.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		line, _ := json.Marshal(r)
+		f.Write(append(line, '\n'))
+	}
+	return err
+}
+
+func wsScaleRunOnce(r *wsScaleRun, serverCPU, clientCPU string, dialers int, hold, echo time.Duration, conc, payload int) error {
+	var children []*wsChild
+	defer func() { stopAll(children) }()
+	// The servers: one port shared, or one each.
+	addr := "127.0.0.1:0"
+	extra := []string{}
+	if r.Layout == "reuseport" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		addr = ln.Addr().String()
+		ln.Close()
+		extra = append(extra, "-reuseport")
+	}
+	var servers []*wsChild
+	var urls []string
+	for i := range r.Procs {
+		srv, err := startWsChild(fmt.Sprintf("server %d", i), serverCPU, append([]string{"ws-server", "-lib", r.Lib, "-addr", addr}, extra...)...)
+		if err != nil {
+			return err
+		}
+		children = append(children, srv)
+		servers = append(servers, srv)
+		l, err := srv.line(30 * time.Second)
+		if err != nil {
+			return err
+		}
+		a, ok := strings.CutPrefix(l, "ready ")
+		if !ok {
+			return fmt.Errorf("server %d said %q", i, l)
+		}
+		if r.Layout == "ports" || i == 0 {
+			urls = append(urls, "ws://"+a+"/ws")
+		}
+	}
+	var spids []int
+	fd0 := map[int]int{}
+	for _, s := range servers {
+		spids = append(spids, s.pid())
+		fds, _ := procfs.FDs(s.pid())
+		fd0[s.pid()] = len(fds)
+	}
+	time.Sleep(2 * time.Second)
+	var err error
+	if r.Before, err = wsMemOf(spids...); err != nil {
+		return err
+	}
+	// The clients, started together.
+	var clients []*wsChild
+	start := time.Now()
+	for i := range r.Clients {
+		n := r.Want / r.Clients
+		if i < r.Want%r.Clients {
+			n++
+		}
+		args := []string{"ws-load", "-client", r.Client, "-url", strings.Join(urls, ","), "-n", strconv.Itoa(n),
+			"-dialers", strconv.Itoa(dialers), "-c", strconv.Itoa(max(1, conc/r.Clients)), "-d", echo.String(), "-payload", strconv.Itoa(payload)}
+		if r.Layout == "reuseport" {
+			args = append(args, "-src", fmt.Sprintf("127.0.0.%d", 10+i))
+		}
+		cl, err := startWsChild(fmt.Sprintf("client %d", i), clientCPU, args...)
+		if err != nil {
+			return err
+		}
+		children = append(children, cl)
+		clients = append(clients, cl)
+	}
+	var cpids []int
+	for _, cl := range clients {
+		cpids = append(cpids, cl.pid())
+		var rep wsLoadReport
+		if err := cl.report(10*time.Minute, &rep); err != nil {
+			return err
+		}
+		r.Conns += rep.Conns
+		r.DialErrors += rep.DialErrors
+		if r.FirstError == "" {
+			r.FirstError = rep.FirstError
+		}
+	}
+	r.DialSecs = time.Since(start).Seconds()
+	if r.Conns == 0 {
+		return errors.New("no connection")
+	}
+	time.Sleep(hold)
+	if r.Loaded, err = wsMemOf(spids...); err != nil {
+		return err
+	}
+	r.ClientMem, _ = wsMemOf(cpids...)
+	for _, s := range servers {
+		fds, _ := procfs.FDs(s.pid())
+		r.PerProc = append(r.PerProc, len(fds)-fd0[s.pid()])
+	}
+	r.PerConn = float64(r.Loaded.Pss-r.Before.Pss) / float64(r.Conns)
+	r.Total = float64(r.Loaded.Pss) / float64(r.Conns)
+	r.Base1 = float64(r.Before.Pss) / float64(r.Procs)
+	r.Proj1MLin = r.Total * 1e6
+	r.Proj1MOne = r.Base1 + r.PerConn*1e6
+	if echo <= 0 {
+		return nil
+	}
+	e := &wsRun{Mode: "echo", Lib: r.Lib, Client: r.Client, Procs: r.Procs, Want: r.Want, Conns: r.Conns, Conc: conc, Payload: payload}
+	r.Echo = e
+	cpu0, err := wsCPUOf(spids...)
+	if err != nil {
+		return err
+	}
+	ccpu0, _ := wsCPUOf(cpids...)
+	stat0 := wsCPUStats()
+	t0 := time.Now()
+	for _, cl := range clients {
+		if err := cl.say("echo"); err != nil {
+			return err
+		}
+	}
+	for _, cl := range clients {
+		var rep wsLoadReport
+		if err := cl.report(echo+time.Minute, &rep); err != nil {
+			return err
+		}
+		e.Msgs += rep.Msgs
+		e.Bad += rep.Bad
+		e.Lost += rep.Lost
+		e.Secs = max(e.Secs, rep.Secs)
+		e.P50us, e.P99us, e.MaxUs = max(e.P50us, rep.P50us), max(e.P99us, rep.P99us), max(e.MaxUs, rep.MaxUs)
+		if rep.FirstError != "" && e.FirstError == "" {
+			e.FirstError = rep.FirstError
+		}
+	}
+	wall := time.Since(t0).Seconds()
+	stat1 := wsCPUStats()
+	e.CPUs = wsCPUShares(stat0, stat1)
+	cpu1, err := wsCPUOf(spids...)
+	if err != nil {
+		return err
+	}
+	ccpu1, _ := wsCPUOf(cpids...)
+	if e.After, err = wsMemOf(spids...); err != nil {
+		return err
+	}
+	e.CPUSecs = (cpu1 - cpu0).Seconds()
+	e.CPUPct = 100 * e.CPUSecs / wall
+	e.ClientCPUPct = 100 * (ccpu1 - ccpu0).Seconds() / wall
+	e.Foreign = wsForeign(stat0, stat1, wall, e.CPUPct+e.ClientCPUPct)
+	if e.Msgs > 0 && e.Secs > 0 {
+		e.TPS = float64(e.Msgs) / e.Secs
+		e.CPUPerMsgUs = e.CPUSecs * 1e6 / float64(e.Msgs)
+		e.EER = e.TPS / e.CPUPct
+	}
+	return nil
+}
+
+func wsScaleLine(r wsScaleRun) string {
+	s := fmt.Sprintf("scale %s (%s client, %s): %d/%d conns on %d server procs %v in %.1f s; server Pss %.1f MB (before %.1f MB): %.0f B/conn growth, %.0f B/conn total; 1M projected: %.0f MB (total/conn × 1M), %.0f MB (one base + growth × 1M); clients Pss %.1f MB",
+		r.Lib, r.Client, r.Layout, r.Conns, r.Want, r.Procs, r.PerProc, r.DialSecs, float64(r.Loaded.Pss)/1e6, float64(r.Before.Pss)/1e6,
+		r.PerConn, r.Total, r.Proj1MLin/1e6, r.Proj1MOne/1e6, float64(r.ClientMem.Pss)/1e6)
+	if r.FirstError != "" {
+		s += fmt.Sprintf("; %d dial errors, first: %s", r.DialErrors, r.FirstError)
+	}
+	if r.Echo != nil {
+		s += "; " + wsRunLine(*r.Echo)
+	}
+	if r.Err != "" {
+		s += "; FAILED: " + r.Err
+	}
+	return s
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// init lets the test binary serve as ws-bench's children (ws-server,
+// ws-load), which it starts by running os.Executable with the subcommand.
+func init() {
+	if len(os.Args) > 1 && (os.Args[1] == "ws-server" || os.Args[1] == "ws-load") {
+		wsCommand(os.Args[1:])
+		os.Exit(0)
+	}
+}
+
+// TestWsBenchSmoke runs ws-bench's echo briefly on every server with each
+// client: 20 connections, each echo checked byte for byte.
+func TestWsBenchSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 10 server and 10 client processes")
+	}
+	for _, client := range []string{"gale", "gorilla"} {
+		t.Run(client, func(t *testing.T) {
+			dir := t.TempDir()
+			err := wsBenchMain([]string{"-mode", "echo", "-client", client, "-n", "20", "-c", "5", "-d", "200ms", "-reps", "1",
+				"-settle", "50ms", "-max-busy", "1", "-server-cpu", "", "-client-cpu", "", "-out", dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(filepath.Join(dir, "ws-echo.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			seen := map[string]bool{}
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				var r wsRun
+				if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+					t.Fatal(err)
+				}
+				seen[r.Lib] = true
+				if r.Err != "" || r.Conns != 20 || r.Msgs <= 0 || r.Bad != 0 || r.Lost != 0 || r.FirstError != "" {
+					t.Errorf("%s: %s", r.Lib, wsRunLine(r))
+				}
+			}
+			for _, s := range wsServers {
+				if !seen[s.name] {
+					t.Errorf("no run of %s", s.name)
+				}
+			}
+		})
+	}
+}
