@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -123,25 +124,13 @@ func TestStream(t *testing.T) {
 		got = append(got, f.String())
 	}
 	want := []string{`0x1 "one "`, `0x89 "between"`, `0x0 "two"`, `0x80 ""`, `0x81 "after"`}
-	if !slicesEqual(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("frames %q, want %q", got, want)
 	}
 	if _, err := w.Write([]byte("x")); err == nil {
 		t.Error("Write after Close succeeded")
 	}
 	c.CloseNow()
-}
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestBroadcast sends one message to many connections, and checks each
