@@ -257,8 +257,12 @@ func wsScaleLine(r wsScaleRun) string {
 	if r.FirstError != "" {
 		s += fmt.Sprintf("; %d dial errors, first: %s", r.DialErrors, r.FirstError)
 	}
-	if r.Echo != nil {
-		s += "; " + wsRunLine(*r.Echo)
+	if e := r.Echo; e != nil {
+		s += fmt.Sprintf("; echo (%d loops): %.0f msg/s, %.2f µs server CPU/msg, servers CPU %.0f%%, clients CPU %.0f%%, p50 %.0f µs, p99 %.0f µs, %d bad, %d lost, servers Pss after %.1f MB; %s, foreign %.0f%%",
+			e.Conc, e.TPS, e.CPUPerMsgUs, e.CPUPct, e.ClientCPUPct, e.P50us, e.P99us, e.Bad, e.Lost, float64(e.After.Pss)/1e6, e.CPUs, e.Foreign)
+		if e.FirstError != "" {
+			s += "; echo's first error: " + e.FirstError
+		}
 	}
 	if r.Err != "" {
 		s += "; FAILED: " + r.Err
