@@ -77,13 +77,9 @@ func testInFlightChunksNotRecycled(t *testing.T) {
 		c.fail(net.ErrClosed)
 	})
 	<-done
-	e.chunks.mu.Lock()
-	defer e.chunks.mu.Unlock()
-	for _, free := range e.chunks.free {
-		for _, ch := range free {
-			if inFlight[ch] {
-				t.Fatal("a chunk of the send in flight went back to the pool when its connection closed")
-			}
+	e.chunks.each(func(ch *chunk) {
+		if inFlight[ch] {
+			t.Error("a chunk of the send in flight went back to the pool when its connection closed")
 		}
-	}
+	})
 }

@@ -7,11 +7,6 @@ import (
 	"github.com/galeio/gale/internal/sock"
 )
 
-// maxKeptInput is the capacity of input buffer a connection keeps between
-// reads; a larger one, grown for a big partial frame, is dropped once
-// empty so an idle connection holds no big buffer.
-const maxKeptInput = 4 << 10
-
 // attach puts c on its loop: registers the descriptor, runs OnOpen and
 // starts reading. It runs on c's loop.
 func (c *Conn) attach(l *loop.Loop) {
@@ -159,7 +154,7 @@ func (c *Conn) onData(data []byte, kept *[]byte) {
 	in := &c.lp.in
 	owned := len(*kept) > 0 || data == nil
 	if owned {
-		*kept = append(*kept, data...)
+		*kept = c.lp.e.inputs.append(*kept, data)
 		in.buf = *kept
 	} else {
 		in.buf = data
@@ -188,26 +183,8 @@ func (c *Conn) onData(data []byte, kept *[]byte) {
 		c.fail(ErrInputBufferFull)
 		return
 	}
-	keep(kept, rest, owned)
+	c.lp.e.inputs.keep(kept, rest, owned)
 	c.act(act)
-}
-
-// keep leaves rest in *kept: in place when rest is a view of *kept
-// (owned), copied otherwise. An emptied buffer is kept for the next
-// input unless it grew past maxKeptInput.
-func keep(kept *[]byte, rest []byte, owned bool) {
-	switch {
-	case len(rest) == 0:
-		if cap(*kept) > maxKeptInput {
-			*kept = nil
-		} else {
-			*kept = (*kept)[:0]
-		}
-	case owned:
-		*kept = (*kept)[:copy(*kept, rest)]
-	default:
-		*kept = append((*kept)[:0], rest...)
-	}
 }
 
 // waitsForInput reports whether c holds input its handler has not

@@ -56,3 +56,14 @@ func HasTimers(c *Conn) bool {
 	c.Execute(func(c *Conn) { has <- c.timers != nil })
 	return <-has
 }
+
+// InputHeld returns the capacity of the input buffer c holds between
+// callbacks (the bytes its handler left, and the room kept with them),
+// read on its loop.
+func InputHeld(c *Conn) int {
+	held := make(chan int, 1)
+	if c.Execute(func(c *Conn) { held <- cap(c.inbuf) }) != nil {
+		return -1
+	}
+	return <-held
+}

@@ -12,8 +12,8 @@ import (
 // tls.Conn, and pumpTLS reads them when the connection opens.)
 //
 // Only whole records reach the tls.Conn (tlsrec.Complete): the partial
-// record at the end waits in c.inbuf, where the engine's usual rule frees
-// a big buffer once empty, rather than in the tls.Conn's own input
+// record at the end waits in c.inbuf, whose buffer goes back to the
+// engine's pool once empty (inbuf.go), rather than in the tls.Conn's own input
 // buffer, which never shrinks. data nil (Wake, or input adopted before
 // the handshake ended) runs OnData even when nothing new was decrypted.
 func (c *Conn) deliverTLS(data []byte) {
@@ -24,7 +24,7 @@ func (c *Conn) deliverTLS(data []byte) {
 	}
 	raw, owned := data, len(c.inbuf) > 0 || data == nil
 	if owned {
-		c.inbuf = append(c.inbuf, data...)
+		c.inbuf = c.lp.e.inputs.append(c.inbuf, data)
 		raw = c.inbuf
 	}
 	end := tlsrec.Complete(raw)
@@ -33,7 +33,7 @@ func (c *Conn) deliverTLS(data []byte) {
 	raw = raw[end-t.tr.Unread():]
 	t.tr.Offer(nil)
 	if !c.closed {
-		keep(&c.inbuf, raw, owned)
+		c.lp.e.inputs.keep(&c.inbuf, raw, owned)
 	}
 	switch {
 	case err == io.EOF: // close_notify: a clean end, whatever follows
@@ -57,7 +57,7 @@ func (c *Conn) pumpTLS() {
 	rest := c.inbuf[end-t.tr.Unread():]
 	t.tr.Offer(nil)
 	if !c.closed {
-		keep(&c.inbuf, rest, true)
+		c.lp.e.inputs.keep(&c.inbuf, rest, true)
 	}
 	switch {
 	case err == io.EOF:
