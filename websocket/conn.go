@@ -20,21 +20,51 @@ type Conn struct {
 	// held only while a frame is made and queued, never while a caller's
 	// code runs, so the loop may take it.
 	wmu       sync.Mutex
-	closeSent bool          // a close frame was queued: nothing may follow; under wmu
-	stream    chan struct{} // not nil while a stream is open; closed at its end; under wmu
-	closeErr  error         // what OnClose is given, if set before it; under wmu
+	closeSent bool // a close frame was queued: nothing may follow; under wmu
+	role      role
 
-	ctx  any    // the user's; under wmu
-	sub  string // the subprotocol agreed on
-	pmd  pmdState
-	role role
+	// Loop-owned: the reader's state, and the close handshake's.
+	opened    bool // OnOpen ran
+	ended     bool // OnClose ran
+	closeWait bool // the close frame was sent: rare.closeBy bounds the wait
+	rd        reader
 
-	// Loop-owned: the reader's state; hs until a client's handshake ends.
-	hs      *handshake
-	rd      reader
-	closeBy int64 // after the close frame was sent, when to stop waiting (Unix ns)
-	opened  bool  // OnOpen ran
-	ended   bool  // OnClose ran
+	ctx any       // the user's; under wmu
+	pmd *pmdState // permessage-deflate's agreement; nil without it. Set before the Conn is shared
+	// rare holds what most connections never need (see connRare), made
+	// on first need: so an idle connection is 96 bytes.
+	rare atomic.Pointer[connRare]
+}
+
+// connRare is the part of a Conn that few connections need. It is made
+// before the Conn is shared when the handshake needs it (a subprotocol, a
+// client's handshake), or else by whoever needs it first, under wmu
+// (rareLocked), and never replaced; each field says who owns it.
+type connRare struct {
+	sub      string        // the subprotocol agreed on; set before Subprotocol may be called
+	hs       *handshake    // a client's, until its handshake ends; loop-owned
+	stream   chan struct{} // not nil while a stream is open; closed at its end; under wmu
+	closeErr error         // what OnClose is given, if set before it; under wmu
+	closeBy  int64         // after the close frame was sent, when to stop waiting (Unix ns); loop-owned
+}
+
+// rareLocked returns c's rare part, made if it has none. c.wmu is held.
+func (c *Conn) rareLocked() *connRare {
+	r := c.rare.Load()
+	if r == nil {
+		r = new(connRare)
+		c.rare.Store(r)
+	}
+	return r
+}
+
+// handshake returns a client's handshake in progress, or nil. It runs on
+// the loop.
+func (c *Conn) handshake() *handshake {
+	if r := c.rare.Load(); r != nil {
+		return r.hs
+	}
+	return nil
 }
 
 // role says which end of the connection this is: it decides masking.
@@ -67,10 +97,15 @@ func newConfig(o Options) *config {
 func (c *Conn) ec() *engine.Conn { return c.ecp.Load() }
 
 // Subprotocol returns the subprotocol agreed on in the handshake, or "".
-func (c *Conn) Subprotocol() string { return c.sub }
+func (c *Conn) Subprotocol() string {
+	if r := c.rare.Load(); r != nil {
+		return r.sub
+	}
+	return ""
+}
 
 // Compressed reports whether permessage-deflate was agreed on.
-func (c *Conn) Compressed() bool { return c.pmd.on }
+func (c *Conn) Compressed() bool { return c.pmd != nil }
 
 // LocalAddr returns the local network address.
 func (c *Conn) LocalAddr() net.Addr { return c.ec().LocalAddr() }
@@ -117,8 +152,8 @@ func (c *Conn) CloseNow() error {
 // setCloseErr records err as OnClose's, unless a reason came first.
 func (c *Conn) setCloseErr(err error) {
 	c.wmu.Lock()
-	if c.closeErr == nil {
-		c.closeErr = err
+	if r := c.rareLocked(); r.closeErr == nil {
+		r.closeErr = err
 	}
 	c.wmu.Unlock()
 }

@@ -100,20 +100,24 @@ func (c *Conn) fail(err error) engine.Action {
 // client, for the server's TCP close) by CloseTimeout. It runs on the
 // loop.
 func (c *Conn) startCloseWait() {
-	if c.closeBy == 0 {
-		c.closeBy = time.Now().Add(c.cfg.CloseTimeout).UnixNano()
+	if !c.closeWait {
+		c.wmu.Lock()
+		c.rareLocked().closeBy = time.Now().Add(c.cfg.CloseTimeout).UnixNano()
+		c.wmu.Unlock()
+		c.closeWait = true
 	}
-	c.ec().SetReadDeadline(time.Unix(0, c.closeBy))
+	c.ec().SetReadDeadline(time.Unix(0, c.rare.Load().closeBy))
 }
 
 // extendCloseWait keeps the close timeout armed: the engine clears a read
 // deadline once input is consumed, and input may still come while
 // closing.
 func (c *Conn) extendCloseWait() {
-	if time.Now().UnixNano() >= c.closeBy {
+	by := c.rare.Load().closeBy
+	if time.Now().UnixNano() >= by {
 		c.setCloseErr(ErrCloseTimeout)
 		c.ec().Abort()
 		return
 	}
-	c.ec().SetReadDeadline(time.Unix(0, c.closeBy))
+	c.ec().SetReadDeadline(time.Unix(0, by))
 }

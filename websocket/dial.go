@@ -70,7 +70,8 @@ func (d *Dialer) Dial(ctx context.Context, rawURL string) (*Conn, *http.Response
 		return nil, nil, err
 	}
 	hs := d.newHandshake(u)
-	c := &Conn{cfg: d.cfg, role: client, hs: hs}
+	c := &Conn{cfg: d.cfg, role: client}
+	c.rare.Store(&connRare{hs: hs})
 	var nd net.Dialer
 	nc, err := nd.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -206,7 +207,7 @@ func (hs *handshake) onData(c *Conn, in *engine.Inbound) engine.Action {
 		hs.err = err
 		return engine.Close
 	}
-	c.hs = nil
+	c.rare.Load().hs = nil
 	close(hs.done)
 	c.open()
 	if in.Len() > 0 {
@@ -232,13 +233,15 @@ func (hs *handshake) verify(c *Conn, resp *http.Response) error {
 		if !containsString(hs.sub, sub) {
 			return bad("subprotocol " + sub + " was not offered")
 		}
-		c.sub = sub
+		c.rare.Load().sub = sub
 	}
 	st, err := acceptResponse(resp.Header.Values("Sec-WebSocket-Extensions"), c.cfg.Compression)
 	if err != nil {
 		return err
 	}
-	c.pmd = st
+	if st.on {
+		c.pmd = &st
+	}
 	return nil
 }
 

@@ -16,8 +16,8 @@ type protocol Conn
 func (p *protocol) OnOpen(ec *engine.Conn) {
 	c := (*Conn)(p)
 	c.ecp.Store(ec)
-	if c.hs != nil {
-		c.hs.begin(c)
+	if hs := c.handshake(); hs != nil {
+		hs.begin(c)
 		return
 	}
 	c.open()
@@ -31,8 +31,8 @@ func (c *Conn) open() {
 
 func (p *protocol) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
 	c := (*Conn)(p)
-	if c.hs != nil {
-		return c.hs.onData(c, in)
+	if hs := c.handshake(); hs != nil {
+		return hs.onData(c, in)
 	}
 	return c.onData(in)
 }
@@ -41,12 +41,12 @@ func (p *protocol) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
 // is set.
 func (p *protocol) OnDeadline(ec *engine.Conn, err error) engine.Action {
 	c := (*Conn)(p)
-	if c.hs != nil {
+	if c.handshake() != nil {
 		c.setCloseErr(err)
 		ec.Abort()
 		return engine.None
 	}
-	if c.closeBy != 0 {
+	if c.closeWait {
 		c.setCloseErr(ErrCloseTimeout)
 	} else {
 		c.setCloseErr(err)
@@ -64,17 +64,18 @@ func (p *protocol) OnClose(ec *engine.Conn, err error) {
 	}
 	c.ended = true
 	c.wmu.Lock()
-	if c.closeErr == nil {
-		c.closeErr = err
+	r := c.rareLocked()
+	if r.closeErr == nil {
+		r.closeErr = err
 		if err == nil {
-			c.closeErr = net.ErrClosed
+			r.closeErr = net.ErrClosed
 		}
 	}
-	err = c.closeErr
+	err = r.closeErr
 	c.wmu.Unlock()
 	c.releaseReader()
-	if c.hs != nil {
-		c.hs.fail(err)
+	if r.hs != nil {
+		r.hs.fail(err)
 		return
 	}
 	if c.opened {
@@ -86,7 +87,9 @@ func (p *protocol) OnClose(ec *engine.Conn, err error) {
 func (c *Conn) releaseReader() {
 	putBuf(c.rd.msg)
 	c.rd.msg = nil
-	c.pmd.win = nil
+	if c.pmd != nil {
+		c.pmd.win = nil
+	}
 }
 
 // engineHandler serves the connections of NewEngine's engines: each one's

@@ -27,7 +27,7 @@ type reader struct {
 // a data frame begun, so the engine only ever holds a partial header or
 // control frame for it.
 func (c *Conn) onData(in *engine.Inbound) engine.Action {
-	if c.closeBy != 0 {
+	if c.closeWait {
 		c.extendCloseWait()
 	}
 	for in.Len() > 0 {
@@ -101,7 +101,7 @@ func (c *Conn) check(h *header) error {
 		return protocolErr("frame masked wrongly for its direction")
 	case isControl(h.op) && (!h.fin || h.length > maxControl):
 		return protocolErr("control frame fragmented or over 125 bytes")
-	case h.rsv1 && (!c.pmd.on || h.op == continuation || isControl(h.op)):
+	case h.rsv1 && (c.pmd == nil || h.op == continuation || isControl(h.op)):
 		return protocolErr("RSV1 set without permessage-deflate on a message's first frame")
 	case h.op == continuation && c.rd.typ == 0:
 		return protocolErr("continuation frame without a message begun")

@@ -21,9 +21,9 @@ func (c *Conn) NextWriter(typ MessageType) (io.WriteCloser, error) {
 	if err := c.waitStreamLocked(); err != nil {
 		return nil, err
 	}
-	c.stream = make(chan struct{})
+	c.rareLocked().stream = make(chan struct{})
 	s := &stream{c: c, op: typ}
-	if c.pmd.on {
+	if c.pmd != nil {
 		s.z = newDeflateStream(c.cfg.CompressionLevel, c.pmd.outBits)
 	}
 	return s, nil
@@ -72,8 +72,9 @@ func (s *stream) Close() error {
 	}
 	c := s.c
 	c.wmu.Lock()
-	close(c.stream)
-	c.stream = nil
+	r := c.rare.Load() // made by NextWriter
+	close(r.stream)
+	r.stream = nil
 	c.wmu.Unlock()
 	return err
 }

@@ -66,11 +66,12 @@ func (u *Upgrader) Upgrade(w http.ResponseWriter, r *http.Request, header http.H
 	h.Set("Upgrade", "websocket")
 	h.Set("Connection", "Upgrade")
 	h.Set("Sec-WebSocket-Accept", acceptKey(r.Header.Get("Sec-WebSocket-Key")))
-	if c.sub = u.pick(r); c.sub != "" {
-		h.Set("Sec-WebSocket-Protocol", c.sub)
+	if sub := u.pick(r); sub != "" {
+		c.rare.Store(&connRare{sub: sub})
+		h.Set("Sec-WebSocket-Protocol", sub)
 	}
 	if st, resp, ok := negotiateServer(r.Header.Values("Sec-WebSocket-Extensions"), u.cfg.Compression); ok {
-		c.pmd = st
+		c.pmd = &st
 		h.Set("Sec-WebSocket-Extensions", resp)
 	}
 	ec, err := http1.Upgrade(w, (*protocol)(c))

@@ -91,8 +91,8 @@ func (c *Conn) writeCloseLocked(payload []byte) error {
 // and checks that messages may still be sent. c.wmu is held (and dropped
 // while waiting).
 func (c *Conn) waitStreamLocked() error {
-	for c.stream != nil {
-		end := c.stream
+	for r := c.rare.Load(); r != nil && r.stream != nil; {
+		end := r.stream
 		c.wmu.Unlock()
 		<-end
 		c.wmu.Lock()
@@ -105,7 +105,7 @@ func (c *Conn) waitStreamLocked() error {
 
 // compresses reports whether a message of n bytes goes compressed.
 func (c *Conn) compresses(n int) bool {
-	return c.pmd.on && n >= c.cfg.CompressionThreshold
+	return c.pmd != nil && n >= c.cfg.CompressionThreshold
 }
 
 // writeDataLocked writes a data frame, compressing its payload first if
@@ -128,8 +128,8 @@ func (c *Conn) writeDataLocked(fin bool, op MessageType, data []byte, deflate bo
 // queue full.
 func (c *Conn) queueFullLocked() error {
 	if !c.cfg.DropWhenFull {
-		if c.closeErr == nil {
-			c.closeErr = ErrQueueFull
+		if r := c.rareLocked(); r.closeErr == nil {
+			r.closeErr = ErrQueueFull
 		}
 		c.ec().Abort()
 	}
