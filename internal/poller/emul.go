@@ -39,6 +39,8 @@ type emul struct {
 	prov Provider
 	kind Kind
 	fds  fdTable      // indexed by tag slot
+	// spareIO are fdIO records no descriptor holds (see fdState).
+	spareIO []*fdIO
 	iov  []unix.Iovec // write's scratch: used and cleared within one call
 	// completions: later holds nil-buffer receives, tried at delivery
 	// (serveLater).
@@ -61,22 +63,86 @@ type emul struct {
 // flag is set. A short read proves only that no data is left: an end of
 // file or error that arrived with the data shares its edge, so once the
 // peer hung up (hup) the inference is off and reads are always tried.
+//
+// The buffers of the operations in flight are in io, taken from the
+// backend's spares only while an operation holds a buffer (a send, or a
+// receive into a given buffer): an idle connection's receive into the
+// Provider's buffer needs none, so its state is 32 bytes.
 type fdState struct {
-	fd      int
 	tag     Tag
+	io      *fdIO // nil while no operation in flight holds a buffer
+	fd      int32
+	rop     Op // receive side in flight: OpRecv, OpRecvFrom, OpAccept, or 0
+	sop     Op // send side in flight: OpSend, or 0
 	live    bool
 	stream  bool
 	drained bool
 	full    bool
 	hup     bool
 	cancel  bool // the receive is cancelled once its deferred attempt is made
+}
 
-	rop     Op     // receive side in flight: OpRecv, OpRecvFrom, OpAccept, or 0
-	sop     Op     // send side in flight: OpSend, or 0
-	recvBuf []byte // nil for OpRecv: use the Provider
-
+// fdIO holds the buffers of a descriptor's operations in flight.
+type fdIO struct {
+	recvBuf  []byte // nil for OpRecv: use the Provider
 	sendBufs [][]byte
 	sent     int // bytes of sendBufs already written
+}
+
+// recvBuf returns the buffer of st's receive in flight, nil for the
+// Provider's.
+func (st *fdState) recvBuf() []byte {
+	if st.io == nil {
+		return nil
+	}
+	return st.io.recvBuf
+}
+
+// ioOf returns st's buffers, taking a spare record if it has none.
+func (e *emul) ioOf(st *fdState) *fdIO {
+	if st.io == nil {
+		if n := len(e.spareIO); n > 0 {
+			st.io = e.spareIO[n-1]
+			e.spareIO[n-1] = nil
+			e.spareIO = e.spareIO[:n-1]
+		} else {
+			st.io = new(fdIO)
+		}
+	}
+	return st.io
+}
+
+// setRecvBuf records buf for st's receive (nil: the Provider's).
+func (e *emul) setRecvBuf(st *fdState, buf []byte) {
+	if buf != nil {
+		e.ioOf(st).recvBuf = buf
+	} else if st.io != nil {
+		st.io.recvBuf = nil
+	}
+}
+
+// endRecv and endSend forget the buffers of st's side that completed, and
+// give its record back once neither side holds one. Spares are kept up
+// to the most ever in use at once, so a steady load allocates none.
+func (e *emul) endRecv(st *fdState) {
+	if io := st.io; io != nil {
+		io.recvBuf = nil
+		e.releaseIO(st)
+	}
+}
+
+func (e *emul) endSend(st *fdState) {
+	if io := st.io; io != nil {
+		io.sendBufs, io.sent = nil, 0
+		e.releaseIO(st)
+	}
+}
+
+func (e *emul) releaseIO(st *fdState) {
+	if io := st.io; io.recvBuf == nil && io.sendBufs == nil {
+		st.io = nil
+		e.spareIO = append(e.spareIO, io)
+	}
 }
 
 // pagedTable holds per-slot states in fixed pages, so a table of many
@@ -123,7 +189,7 @@ func (e *emul) state(tag Tag) *fdState {
 
 func (e *emul) Add(fd int, tag Tag, stream bool) error {
 	st := e.fds.grow(int(tag.Slot()))
-	*st = fdState{fd: fd, tag: tag, live: true, stream: stream}
+	*st = fdState{fd: int32(fd), tag: tag, live: true, stream: stream}
 	if err := e.rd.add(fd, tag); err != nil {
 		st.live = false
 		return err
@@ -137,8 +203,11 @@ func (e *emul) Remove(tag Tag) error {
 		return nil
 	}
 	st.live = false
-	st.recvBuf, st.sendBufs = nil, nil
-	return e.rd.del(st.fd)
+	if st.io != nil {
+		*st.io = fdIO{}
+		e.releaseIO(st)
+	}
+	return e.rd.del(int(st.fd))
 }
 
 // submit records op on its side of tag and tries it at once unless the
@@ -164,13 +233,13 @@ func (e *emul) submit(tag Tag, op Op) *fdState {
 
 func (e *emul) Recv(tag Tag, buf []byte) {
 	st := e.submit(tag, OpRecv)
-	st.recvBuf = buf
+	e.setRecvBuf(st, buf)
 	e.kickRecv(st)
 }
 
 func (e *emul) RecvFrom(tag Tag, buf []byte) {
 	st := e.submit(tag, OpRecvFrom)
-	st.recvBuf = buf
+	e.setRecvBuf(st, buf)
 	e.kickRecv(st)
 }
 
@@ -180,12 +249,13 @@ func (e *emul) Accept(tag Tag) {
 
 func (e *emul) Send(tag Tag, bufs [][]byte) {
 	st := e.submit(tag, OpSend)
-	st.sendBufs, st.sent = bufs, 0
+	io := e.ioOf(st)
+	io.sendBufs, io.sent = bufs, 0
 	e.kickSend(st)
 }
 
 func (e *emul) kickRecv(st *fdState) {
-	if st.rop == OpRecv && st.recvBuf == nil {
+	if st.rop == OpRecv && st.recvBuf() == nil {
 		e.later = append(e.later, st.tag)
 		return
 	}
@@ -210,7 +280,7 @@ func (e *emul) Cancel(tag Tag, op Op) {
 		return
 	}
 	switch {
-	case op == OpRecv && st.rop == op && st.recvBuf == nil:
+	case op == OpRecv && st.rop == op && st.recvBuf() == nil:
 		// A provided buffer is only taken at delivery: attempt there.
 		st.cancel = true
 		e.later = append(e.later, tag)
@@ -223,8 +293,9 @@ func (e *emul) Cancel(tag Tag, op Op) {
 	case !op.recvSide() && st.sop == op:
 		c, done := e.trySend(st)
 		if !done {
-			c = Completion{Tag: tag, Op: op, N: st.sent, Err: unix.ECANCELED, BufID: -1}
-			st.sop, st.sendBufs = 0, nil
+			c = Completion{Tag: tag, Op: op, N: st.io.sent, Err: unix.ECANCELED, BufID: -1}
+			st.sop = 0
+			e.endSend(st)
 		}
 		e.ready = append(e.ready, c)
 	}
@@ -232,7 +303,8 @@ func (e *emul) Cancel(tag Tag, op Op) {
 
 func (e *emul) cancelRecv(st *fdState) Completion {
 	c := Completion{Tag: st.tag, Op: st.rop, Err: unix.ECANCELED, BufID: -1}
-	st.rop, st.recvBuf, st.cancel = 0, nil, false
+	st.rop, st.cancel = 0, false
+	e.endRecv(st)
 	return c
 }
 

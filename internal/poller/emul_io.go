@@ -21,20 +21,21 @@ func (e *emul) tryRecv(st *fdState) (c Completion, done bool) {
 		c, done = e.recv(st)
 	}
 	if done {
-		st.rop, st.recvBuf, st.cancel = 0, nil, false
+		st.rop, st.cancel = 0, false
+		e.endRecv(st)
 	}
 	return c, done
 }
 
 func (e *emul) recv(st *fdState) (Completion, bool) {
-	buf, id := st.recvBuf, -1
+	buf, id := st.recvBuf(), -1
 	if buf == nil {
 		buf, id = e.prov.Provide()
 		if buf == nil {
 			return Completion{Tag: st.tag, Op: OpRecv, Err: NoSpace, BufID: -1}, true
 		}
 	}
-	n, errno := sock.Read(st.fd, buf)
+	n, errno := sock.Read(int(st.fd), buf)
 	if errno == unix.EAGAIN {
 		st.drained = true
 		return Completion{}, false
@@ -49,7 +50,7 @@ func (e *emul) recv(st *fdState) (Completion, bool) {
 }
 
 func (e *emul) recvFrom(st *fdState) (Completion, bool) {
-	c, errno := recvFrom(st.fd, st.tag, st.recvBuf)
+	c, errno := recvFrom(int(st.fd), st.tag, st.recvBuf())
 	if errno == unix.EINTR {
 		return Completion{}, false // the edge is not consumed: retry now
 	}
@@ -73,7 +74,7 @@ func recvFrom(fd int, tag Tag, buf []byte) (Completion, syscall.Errno) {
 
 func (e *emul) accept(st *fdState) (Completion, bool) {
 	for {
-		nfd, from, err := sock.Accept(st.fd)
+		nfd, from, err := sock.Accept(int(st.fd))
 		switch errno := errnoOf(err); errno {
 		case 0:
 			return Completion{Tag: st.tag, Op: OpAccept, N: nfd, BufID: -1, From: from}, true
@@ -95,7 +96,8 @@ func (e *emul) accept(st *fdState) (Completion, bool) {
 func (e *emul) trySend(st *fdState) (c Completion, done bool) {
 	c, done = e.send(st)
 	if done {
-		st.sop, st.sendBufs = 0, nil
+		st.sop = 0
+		e.endSend(st)
 	}
 	return c, done
 }
@@ -109,9 +111,10 @@ func (e *emul) send(st *fdState) (Completion, bool) {
 			st.full = true
 			return Completion{}, false
 		}
-		st.sent += n
-		if errno != 0 || st.sent == sendLen(st.sendBufs) {
-			return Completion{Tag: st.tag, Op: OpSend, N: st.sent, Err: errno, BufID: -1}, true
+		io := st.io
+		io.sent += n
+		if errno != 0 || io.sent == sendLen(io.sendBufs) {
+			return Completion{Tag: st.tag, Op: OpSend, N: io.sent, Err: errno, BufID: -1}, true
 		}
 		if st.stream && n < tried {
 			// A short write filled the send buffer; wait for the edge.
@@ -128,12 +131,13 @@ const maxIOV = 1024
 // write issues one write or writev for the unsent part of st's send and
 // returns the bytes written and the bytes it tried to write.
 func (e *emul) write(st *fdState) (n, tried int, errno syscall.Errno) {
-	if len(st.sendBufs) == 1 {
-		b := st.sendBufs[0][st.sent:]
-		n, errno = sock.Write(st.fd, b)
+	io := st.io
+	if len(io.sendBufs) == 1 {
+		b := io.sendBufs[0][io.sent:]
+		n, errno = sock.Write(int(st.fd), b)
 		return n, len(b), errno
 	}
-	n, tried, errno, e.iov = writevFrom(st.fd, e.iov, st.sendBufs, st.sent)
+	n, tried, errno, e.iov = writevFrom(int(st.fd), e.iov, io.sendBufs, io.sent)
 	return n, tried, errno
 }
 

@@ -93,3 +93,91 @@ func TestWakeTagUnreachable(t *testing.T) {
 		t.Fatalf("wakeTag = %#x, want all ones", uint64(wakeTag))
 	}
 }
+
+// TestIORecordReleased checks that a descriptor holds an fdIO only while
+// an operation in flight holds a buffer: after a send that completes at
+// once, after a parked send once its edge comes, after a receive into a
+// given buffer and after a cancelled one, the descriptor has none, and
+// the records are reused rather than made anew.
+func TestIORecordReleased(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	rd := &scripted{added: map[int]Tag{}}
+	e := newEmul(rd, nil, Epoll)
+	tag := MakeTag(0, 1)
+	if err := e.Add(fds[0], tag, true); err != nil {
+		t.Fatal(err)
+	}
+	st := e.state(tag)
+	held := func(what string) {
+		t.Helper()
+		if st.io != nil {
+			t.Errorf("%s: the descriptor holds an fdIO, want none", what)
+		}
+	}
+
+	e.Send(tag, [][]byte{[]byte("hello")}) // written at once
+	if cs := collect(e); len(cs) != 1 || cs[0].N != 5 {
+		t.Fatalf("send: completions %v, want one of 5 bytes", cs)
+	}
+	held("after a send written at once")
+
+	big := make([]byte, 4<<20) // more than the socket takes: parked
+	e.Send(tag, [][]byte{big})
+	if cs := collect(e); len(cs) != 0 {
+		t.Fatalf("big send: completions %v before the peer read, want none", cs)
+	}
+	if st.io == nil {
+		t.Fatal("a parked send holds no fdIO")
+	}
+	drained := make(chan struct{})
+	defer func() { <-drained }() // before the descriptors close
+	go func() {
+		defer close(drained)
+		buf := make([]byte, 64<<10)
+		for n := 0; n < len(big)+5; {
+			k, err := unix.Read(fds[1], buf)
+			if k <= 0 || err != nil {
+				if err == unix.EAGAIN {
+					continue
+				}
+				return
+			}
+			n += k
+		}
+	}()
+	var sent int
+	for sent < len(big) {
+		rd.pending = append(rd.pending, event{tag: tag, writable: true})
+		for _, c := range collect(e) {
+			sent = c.N
+		}
+	}
+	held("after a parked send completed")
+
+	e.Recv(tag, make([]byte, 8)) // nothing to read: parked with its buffer
+	if st.io == nil {
+		t.Fatal("a parked receive into a given buffer holds no fdIO")
+	}
+	e.Cancel(tag, OpRecv)
+	if cs := collect(e); len(cs) != 1 || cs[0].Err != unix.ECANCELED {
+		t.Fatalf("cancel: completions %v, want one ECANCELED", cs)
+	}
+	held("after a cancelled receive")
+
+	spares := len(e.spareIO)
+	e.Recv(tag, make([]byte, 8))
+	if len(e.spareIO) != spares-1 {
+		t.Errorf("a receive took a new fdIO with %d spare, want a spare", spares)
+	}
+	if err := e.Remove(tag); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.spareIO) != spares {
+		t.Errorf("Remove left %d spare fdIOs, want %d: the removed descriptor's back", len(e.spareIO), spares)
+	}
+}
