@@ -38,10 +38,10 @@ type emul struct {
 	rd   readiness
 	prov Provider
 	kind Kind
-	fds  fdTable      // indexed by tag slot
+	fds  fdTable // indexed by tag slot
 	// spareIO are fdIO records no descriptor holds (see fdState).
 	spareIO []*fdIO
-	iov  []unix.Iovec // write's scratch: used and cleared within one call
+	iov     []unix.Iovec // write's scratch: used and cleared within one call
 	// completions: later holds nil-buffer receives, tried at delivery
 	// (serveLater).
 	completions
