@@ -36,7 +36,7 @@ type conn struct {
 	released bool
 	closeErr error    // what requests get once released
 	handOff  chan int // Detach: receives the descriptor instead of closing it
-	index    int      // position in lp.conns
+	index    int32    // position in lp.conns
 	readers  reqQueue
 	writers  reqQueue
 	recvBusy bool // a receive for readers.head is in flight

@@ -137,7 +137,7 @@ func newWatcher(cfg Config) (*watcher, error) {
 
 func (w *watcher) newLoop(cfg Config) (*loopState, error) {
 	lp := &loopState{w: w, swap: newSwap(cfg.BufferSize, cfg.SwapChunks)}
-	lp.conns = loop.NewSet(func(c *conn) *int { return &c.index })
+	lp.conns = loop.NewSet(func(c *conn) *int32 { return &c.index })
 	lp.resume.lp = lp
 	l, err := loop.New(loop.Config{Provider: &lp.swap, Clock: cfg.clock, Flush: lp.flush,
 		Fault: lp.fault, Backend: cfg.Backend, ZeroCopy: cfg.ZeroCopyWrites, Open: cfg.open})

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"net"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 
@@ -22,20 +21,26 @@ type Conn struct {
 	// Detach) in finish; Write, WriteTo and LocalAddr use it from other
 	// goroutines between Acquire and Release, so the close waits for them
 	// and none reaches a number that another file took since.
-	fd      sock.FD
-	udp     *udpState // non-nil for a UDP socket
-	tls     *tlsState // non-nil for a TLS connection
-	network string
+	fd  sock.FD
+	tls *tlsState // non-nil for a TLS connection
 	// laddr points at the local address, shared with the listener that
 	// accepted c. It is nil for a conn accepted on a wildcard address until
 	// the socket is asked: on the first LocalAddr, or before the
 	// descriptor closes.
 	laddr atomic.Pointer[net.Addr]
-	raddr net.Addr // nil for an accepted TCP conn: see peer
-	peer  netip.AddrPort
+	// cold holds what few connections need (see connCold): so an idle
+	// Conn is 176 bytes (TestConnSize).
+	cold atomic.Pointer[connCold]
 
 	// Loop-owned state.
-	tag      loop.Tag
+	tag    loop.Tag
+	inbuf  []byte // received bytes the handler left unconsumed
+	timers *connTimers
+	index  int32    // in lp.conns
+	peer   peerAddr // a TCP peer (else in cold.raddr); set before c is shared
+	nk     netKind  // c's network; set before c is shared
+	isUDP  bool     // cold.udp is set; set before c is shared
+
 	stream   bool
 	attached bool
 	reading  bool // a receive is in flight
@@ -55,20 +60,15 @@ type Conn struct {
 	wrShut    bool // the sending side is shut down
 	closed    bool
 	reset     bool // close with a reset (Abort)
-	closeErr  error
-	inbuf     []byte // received bytes the handler left unconsumed
-	index     int    // in lp.conns
-	timers    *connTimers
-	detached  *handOver // set by Detach: where finish sends c
 
 	mu          sync.Mutex // guards the fields below
-	q           *outQueue  // queued output; nil until output is first queued
-	outN        int        // bytes in q
 	sending     bool       // a send of out is in flight
 	flushPosted bool       // a flush task is queued
 	dead        bool       // closing or closed: writes fail
 	shutWrite   bool       // CloseWrite: shut down once out is empty
 	batching    bool       // OnData runs on a ring loop: see eloop.ring
+	q           *outQueue  // queued output; nil until output is first queued
+	outN        int        // bytes in q
 	ctx         any
 }
 
@@ -77,7 +77,11 @@ type Conn struct {
 // accepted connection's addresses are kept in compact form (see
 // listener.accepted), so an idle connection costs little memory.
 func newConn(e *Engine, lp *eloop, fd int, stream bool, network string, laddr *net.Addr, raddr net.Addr) *Conn {
-	c := &Conn{lp: lp, stream: stream, network: network, raddr: raddr}
+	c := &Conn{lp: lp, stream: stream}
+	c.setNetwork(network)
+	if raddr != nil {
+		c.coldOf().raddr = raddr
+	}
 	c.laddr.Store(laddr)
 	c.fd.Init(fd)
 	lp.assigned.Add(1)
@@ -113,7 +117,7 @@ func (c *Conn) askLocal(fd int) net.Addr {
 	if err != nil {
 		return nil
 	}
-	a := sock.Addr(c.network, sa)
+	a := sock.Addr(c.network(), sa)
 	if a == nil {
 		return nil
 	}
@@ -124,10 +128,13 @@ func (c *Conn) askLocal(fd int) net.Addr {
 // RemoteAddr returns the peer's address (nil for a UDP socket: see
 // Inbound.From).
 func (c *Conn) RemoteAddr() net.Addr {
-	if c.raddr != nil || !c.peer.IsValid() {
-		return c.raddr
+	if k := c.cold.Load(); k != nil && k.raddr != nil {
+		return k.raddr
 	}
-	return net.TCPAddrFromAddrPort(c.peer)
+	if c.peer.fam == 0 {
+		return nil
+	}
+	return net.TCPAddrFromAddrPort(c.peer.addrPort())
 }
 
 // Context returns the value set with SetContext.

@@ -13,7 +13,8 @@ func (c *Conn) closeGracefully(err error) {
 	if c.closed || c.closing {
 		return
 	}
-	c.closing, c.closeErr = true, err
+	c.closing = true
+	c.coldOf().closeErr = err
 	if err == nil || err == io.EOF {
 		c.closeNotify() // a clean end: say so, before writes stop
 	}
@@ -56,7 +57,7 @@ func (c *Conn) drained() bool {
 	c.mu.Lock()
 	idle := c.outN == 0 && !c.sending
 	c.mu.Unlock()
-	return idle && !(c.detached != nil && c.reading)
+	return idle && !(c.detachedTo() != nil && c.reading)
 }
 
 // fail closes c at once, dropping queued output, and reports err.
@@ -64,7 +65,7 @@ func (c *Conn) fail(err error) {
 	if c.closed {
 		return
 	}
-	c.closeErr = err
+	c.coldOf().closeErr = err
 	c.finish()
 }
 
@@ -102,27 +103,27 @@ func (c *Conn) finish() {
 		l.Release(c.tag)
 		c.lp.removeConn(c)
 	}
-	if c.detached != nil {
-		c.detached.input = c.unconsumed()
+	if h := c.detachedTo(); h != nil {
+		h.input = c.unconsumed()
 	}
 	c.inbuf = nil
 	if c.tls != nil {
-		c.tls.closed(c.closeErr)
+		c.tls.closed(c.closeError())
 	}
 	if c.laddr.Load() == nil {
 		c.askLocal(c.fd.Sysfd()) // LocalAddr must answer after the close
 	}
-	if (c.reset || dropped > 0) && c.stream && c.udp == nil && c.detached == nil {
+	if (c.reset || dropped > 0) && c.stream && !c.isUDP && c.detachedTo() == nil {
 		// Output was dropped: a reset tells the peer the stream was cut,
 		// where an end of file would pass it for a whole one.
 		sock.SetLingerZero(c.fd.Sysfd())
 	}
-	if c.detached != nil {
-		c.fd.HandOff(c.detached.fd)
-		c.detached = nil
-		c.closeErr = ErrDetached
+	if h := c.detachedTo(); h != nil {
+		c.fd.HandOff(h.fd)
+		k := c.cold.Load()
+		k.detached, k.closeErr = nil, ErrDetached
 	} else {
 		c.fd.Close()
 	}
-	c.lp.e.handler.OnClose(c, c.closeErr)
+	c.lp.e.handler.OnClose(c, c.closeError())
 }

@@ -27,11 +27,11 @@ func (c *Conn) attach(l *loop.Loop) {
 	}
 	c.tag, c.attached = tag, true
 	c.lp.addConn(c)
-	if d := c.lp.e.opts.TCPKeepAlive; d != 0 && c.stream && c.udp == nil && isTCP(c.network) {
+	if d := c.lp.e.opts.TCPKeepAlive; d != 0 && c.stream && !c.isUDP && isTCP(c.network()) {
 		sock.SetKeepAlive(c.fd.Sysfd(), d) // best effort, as in package net
 	}
 	c.touch()
-	if o := &c.lp.e.opts; o.idling() && c.udp == nil {
+	if o := &c.lp.e.opts; o.idling() && !c.isUDP {
 		c.timers.readAt = l.Now().UnixNano()
 		l.Schedule(&c.timers.idle, l.Now().Add(o.idleBound()))
 	}
@@ -75,8 +75,8 @@ func (c *Conn) startRead() {
 		return
 	}
 	c.reading = true
-	if c.udp != nil {
-		c.lp.l.RecvFrom(c.tag, c.udp.buf)
+	if c.isUDP {
+		c.lp.l.RecvFrom(c.tag, c.udpOf().buf)
 		return
 	}
 	c.readAhead = c.lp.ring
@@ -101,7 +101,7 @@ func (o *connOwner) Complete(l *loop.Loop, p loop.Completion) {
 
 func (c *Conn) received(p loop.Completion) {
 	switch {
-	case c.closed || (c.closing && c.detached == nil):
+	case c.closed || (c.closing && c.detachedTo() == nil):
 		return // reading was stopped; the bytes are dropped with the connection
 	case p.Canceled():
 	case p.Errno() != 0:
@@ -117,7 +117,7 @@ func (c *Conn) received(p loop.Completion) {
 			ts.readAt = c.lp.l.Now().UnixNano()
 		}
 		if from := p.From(); from != nil {
-			c.lp.in.from = sock.Addr(c.network, from)
+			c.lp.in.from = sock.Addr(c.network(), from)
 		}
 		c.deliver(p.Bytes())
 		c.lp.in.from = nil
@@ -129,7 +129,7 @@ func (c *Conn) received(p loop.Completion) {
 			c.dropTimers()
 		}
 	}
-	if c.closing && c.detached != nil && c.drained() {
+	if c.closing && c.detachedTo() != nil && c.drained() {
 		c.finish() // the cancelled receive of a Detach has ended
 		return
 	}
@@ -173,12 +173,12 @@ func (c *Conn) onData(data []byte, kept *[]byte) {
 	}
 	rest := in.buf
 	in.buf = nil
-	if c.udp != nil || c.closed {
+	if c.isUDP || c.closed {
 		rest = nil // a datagram's unconsumed bytes are not kept, nor a closed conn's
 	}
 	// Past the cap c fails, unless it is being detached: the hand-over
 	// takes every byte, and the new owner sets its own bounds.
-	if len(rest) > c.lp.e.opts.MaxInputBuffer && c.detached == nil {
+	if len(rest) > c.lp.e.opts.MaxInputBuffer && c.detachedTo() == nil {
 		*kept = nil
 		c.fail(ErrInputBufferFull)
 		return
@@ -223,7 +223,7 @@ func (c *Conn) peerClosed() {
 		c.tls.tr.CloseWith(io.ErrUnexpectedEOF)
 		return
 	}
-	if hc, ok := c.lp.e.handler.(HalfCloser); ok && c.udp == nil {
+	if hc, ok := c.lp.e.handler.(HalfCloser); ok && !c.isUDP {
 		prev := c.lp.enter(c)
 		act := hc.OnEOF(c)
 		c.lp.leave(c, prev)

@@ -60,7 +60,7 @@ func (c *Conn) Writev(bufs [][]byte) (int, error) {
 // writeLocked writes what the socket takes at once when nothing is
 // queued, and queues the rest. c.mu is held.
 func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
-	if c.udp != nil {
+	if c.isUDP {
 		return 0, c.opError("write", errUDPWrite)
 	}
 	if c.dead || c.shutWrite {

@@ -101,11 +101,11 @@ type handOver struct {
 
 // detach starts the hand-over of c to h. It runs on c's loop.
 func (c *Conn) detach(h *handOver) {
-	if c.closed || c.detached != nil {
+	if c.closed || c.detachedTo() != nil {
 		h.fd <- -1
 		return
 	}
-	c.detached = h
+	c.coldOf().detached = h
 	if c.readAhead && !c.reading && !c.closing && !c.eof {
 		// Not reading (paused by backpressure), but the backend may
 		// hold bytes it took ahead: a receive, which closeGracefully

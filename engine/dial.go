@@ -75,7 +75,7 @@ func (e *Engine) adopt(nc net.Conn, input []byte, setup func(*Conn)) (*Conn, err
 		peer, raddr, lap = ta.AddrPort(), nil, nil
 	}
 	c := newConn(e, lp, fd, sock.IsStream(fd), network, lap, raddr)
-	c.peer = peer
+	c.setPeer(peer)
 	if len(input) > 0 {
 		c.inbuf = bytes.Clone(input) // attach delivers it
 	}

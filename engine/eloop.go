@@ -85,7 +85,7 @@ func (lp *eloop) flush() bool {
 
 func newEloop(e *Engine, idx int) *eloop {
 	lp := &eloop{e: e, idx: idx, buf: make([]byte, e.opts.ReadBufferSize)}
-	lp.conns = loop.NewSet(func(c *Conn) *int { return &c.index })
+	lp.conns = loop.NewSet(func(c *Conn) *int32 { return &c.index })
 	return lp
 }
 

@@ -46,5 +46,5 @@ func (e *timeoutError) Is(target error) bool { return target == os.ErrDeadlineEx
 
 // opError wraps a failure of op on c once (sock.OpError).
 func (c *Conn) opError(op string, err error) error {
-	return sock.OpError(op, c.network, c.LocalAddr(), c.RemoteAddr(), err)
+	return sock.OpError(op, c.network(), c.LocalAddr(), c.RemoteAddr(), err)
 }

@@ -199,7 +199,7 @@ func (ln *listener) accepted(fd int, from unix.Sockaddr) {
 		})
 	}
 	c := newConn(e, target, fd, true, ln.network, laddr, raddr)
-	c.peer = peer
+	c.setPeer(peer)
 	if ln.tls != nil {
 		c.tls = newTLSState(c, ln.tls, false)
 	}

@@ -43,11 +43,11 @@ type Conn struct {
 
 	// Owned by the loop goroutine.
 	tag      loop.Tag
-	index    int  // position in lp.conns
-	attached bool // tag is valid
-	closing  bool // Close in progress
-	ended    bool // the loop let go of c
-	dead     bool // attach failed or the loop failed
+	index    int32 // position in lp.conns
+	attached bool  // tag is valid
+	closing  bool  // Close in progress
+	ended    bool  // the loop let go of c
+	dead     bool  // attach failed or the loop failed
 }
 
 // newConn wraps fd, a connected non-blocking stream socket, for loop lp of

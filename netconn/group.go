@@ -104,7 +104,7 @@ func startGroup(kind Backend) (*group, error) {
 			return nil, fmt.Errorf("netconn: %w", err)
 		}
 		lp.l = l
-		lp.conns = loop.NewSet(func(c *Conn) *int { return &c.index })
+		lp.conns = loop.NewSet(func(c *Conn) *int32 { return &c.index })
 		g.loops = append(g.loops, lp)
 		l.Start()
 	}

@@ -25,9 +25,10 @@ import (
 type FD struct {
 	// state is users<<1 | closed. closed is set by the first Close or
 	// HandOff; once it is set Acquire fails, and the Release that brings
-	// users to zero carries out the close.
-	state  atomic.Uint64
-	sysfd  int
+	// users to zero carries out the close. 32 bits (2^31 users at once)
+	// keep an FD at 16 bytes, as every connection holds one.
+	state  atomic.Uint32
+	sysfd  int32
 	handTo chan<- int // set by the winning HandOff before it releases
 }
 
@@ -39,12 +40,12 @@ const (
 // Init makes f hold fd. Call it before f is shared.
 func (f *FD) Init(fd int) {
 	f.state.Store(0)
-	f.sysfd, f.handTo = fd, nil
+	f.sysfd, f.handTo = int32(fd), nil
 }
 
 // Sysfd returns the descriptor, for the owner's use. Other goroutines
 // use Acquire.
-func (f *FD) Sysfd() int { return f.sysfd }
+func (f *FD) Sysfd() int { return int(f.sysfd) }
 
 // Acquire returns the descriptor and true unless f is closed; the caller
 // may use the number until it calls Release, which it must then do once.
@@ -56,7 +57,7 @@ func (f *FD) Acquire() (int, bool) {
 			return -1, false
 		}
 		if f.state.CompareAndSwap(s, s+fdUser) {
-			return f.sysfd, true
+			return int(f.sysfd), true
 		}
 	}
 }
@@ -64,7 +65,7 @@ func (f *FD) Acquire() (int, bool) {
 // Release ends a use begun by Acquire. The last Release after Close
 // closes the descriptor (or hands it over, after HandOff).
 func (f *FD) Release() {
-	if f.state.Add(^uint64(fdUser-1)) == fdClosed {
+	if f.state.Add(^uint32(fdUser-1)) == fdClosed {
 		f.final()
 	}
 }
@@ -102,8 +103,8 @@ func (f *FD) shut(to chan<- int) bool {
 
 func (f *FD) final() {
 	if f.handTo != nil {
-		f.handTo <- f.sysfd
+		f.handTo <- int(f.sysfd)
 		return
 	}
-	unix.Close(f.sysfd)
+	unix.Close(int(f.sysfd))
 }
