@@ -21,15 +21,14 @@ type Conn struct {
 	// Detach) in finish; Write, WriteTo and LocalAddr use it from other
 	// goroutines between Acquire and Release, so the close waits for them
 	// and none reaches a number that another file took since.
-	fd  sock.FD
-	tls *tlsState // non-nil for a TLS connection
+	fd sock.FD
 	// laddr points at the local address, shared with the listener that
 	// accepted c. It is nil for a conn accepted on a wildcard address until
 	// the socket is asked: on the first LocalAddr, or before the
 	// descriptor closes.
 	laddr atomic.Pointer[net.Addr]
 	// cold holds what few connections need (see connCold): so an idle
-	// Conn is 176 bytes (TestConnSize).
+	// Conn is 160 bytes (TestConnSize).
 	cold atomic.Pointer[connCold]
 
 	// Loop-owned state.
@@ -40,6 +39,7 @@ type Conn struct {
 	peer   peerAddr // a TCP peer (else in cold.raddr); set before c is shared
 	nk     netKind  // c's network; set before c is shared
 	isUDP  bool     // cold.udp is set; set before c is shared
+	isTLS  bool     // cold.tls is set; set before c is shared
 
 	stream   bool
 	attached bool
@@ -68,7 +68,6 @@ type Conn struct {
 	shutWrite   bool       // CloseWrite: shut down once out is empty
 	batching    bool       // OnData runs on a ring loop: see eloop.ring
 	q           *outQueue  // queued output; nil until output is first queued
-	outN        int        // bytes in q
 	ctx         any
 }
 

@@ -37,7 +37,7 @@ func (c *Conn) closeGracefully(err error) {
 // drain closes c for a graceful Shutdown, after the handler's OnDrain if
 // it is a Drainer. It runs on c's loop.
 func (c *Conn) drain() {
-	if c.tls != nil && !c.tls.done {
+	if t := c.tlsOf(); t != nil && !t.done {
 		c.closeGracefully(nil) // no OnOpen yet: nothing to say goodbye to
 		return
 	}
@@ -55,7 +55,7 @@ func (c *Conn) drain() {
 // reach OnData with its completion instead of vanishing with the tag.
 func (c *Conn) drained() bool {
 	c.mu.Lock()
-	idle := c.outN == 0 && !c.sending
+	idle := c.outN() == 0 && !c.sending
 	c.mu.Unlock()
 	return idle && !(c.detachedTo() != nil && c.reading)
 }
@@ -79,7 +79,7 @@ func (c *Conn) finish() {
 	c.closed, c.closing = true, false
 	c.mu.Lock()
 	c.dead = true
-	dropped := c.outN
+	dropped := c.outN()
 	c.releaseOutput()
 	c.mu.Unlock()
 	c.lp.e.queued.Add(-int64(dropped))
@@ -107,8 +107,8 @@ func (c *Conn) finish() {
 		h.input = c.unconsumed()
 	}
 	c.inbuf = nil
-	if c.tls != nil {
-		c.tls.closed(c.closeError())
+	if t := c.tlsOf(); t != nil {
+		t.closed(c.closeError())
 	}
 	if c.laddr.Load() == nil {
 		c.askLocal(c.fd.Sysfd()) // LocalAddr must answer after the close

@@ -6,13 +6,14 @@ import (
 )
 
 // connCold holds what few connections need, so that an idle Conn stays
-// small: a UDP socket's state, a peer address that is not a plain TCP
+// small: a UDP socket's state, a TLS connection's, a peer address that is not a plain TCP
 // one, a network outside the known ones, and what the close and Detach
 // record. It is made before the Conn is shared when the Conn has any of
 // the first three, else on the loop when first needed (coldOf), and never
 // replaced, so any goroutine may Load it.
 type connCold struct {
 	udp      *udpState // a UDP socket's; set before the Conn is shared
+	tls      *tlsState // a TLS connection's; set before the Conn is shared
 	raddr    net.Addr  // the peer, when c.peer cannot hold it; set before the Conn is shared
 	network  string    // when c.nk is netOther; set before the Conn is shared
 	closeErr error     // what OnClose gets; loop-owned
@@ -36,6 +37,28 @@ func (c *Conn) udpOf() *udpState {
 		return nil
 	}
 	return c.cold.Load().udp
+}
+
+// tlsOf returns c's TLS state, nil unless c is a TLS connection. Safe
+// from any goroutine.
+func (c *Conn) tlsOf() *tlsState {
+	if !c.isTLS {
+		return nil
+	}
+	return c.cold.Load().tls
+}
+
+// tlsHeld reports whether c's TLS handshake holds its reading back. It
+// runs on c's loop.
+func (c *Conn) tlsHeld() bool {
+	t := c.tlsOf()
+	return t != nil && t.hold
+}
+
+// setTLS makes c a TLS connection with state t, before c is shared.
+func (c *Conn) setTLS(t *tlsState) {
+	c.coldOf().tls = t
+	c.isTLS = true
 }
 
 // closeError returns the error c's close recorded. It runs on c's loop.

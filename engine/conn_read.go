@@ -35,7 +35,7 @@ func (c *Conn) attach(l *loop.Loop) {
 		c.timers.readAt = l.Now().UnixNano()
 		l.Schedule(&c.timers.idle, l.Now().Add(o.idleBound()))
 	}
-	if c.tls != nil {
+	if c.tlsOf() != nil {
 		c.beginHandshake(l) // open runs when it ends
 		return
 	}
@@ -58,7 +58,7 @@ func (c *Conn) open() {
 	default:
 		c.flush()
 		switch {
-		case c.tls != nil:
+		case c.tlsOf() != nil:
 			c.pumpTLS() // records that came with the handshake's last
 			c.flush()
 		case len(c.inbuf) > 0:
@@ -71,7 +71,7 @@ func (c *Conn) open() {
 
 // startRead submits a receive unless one is in flight or reading stopped.
 func (c *Conn) startRead() {
-	if c.reading || c.paused || c.held || c.eof || c.closing || c.closed || c.lp.dead || (c.tls != nil && c.tls.hold) {
+	if c.reading || c.paused || c.held || c.eof || c.closing || c.closed || c.lp.dead || c.tlsHeld() {
 		return
 	}
 	c.reading = true
@@ -141,7 +141,7 @@ func (c *Conn) received(p loop.Completion) {
 // lives in the loop's read buffer), then keeps what was not consumed. On
 // a TLS connection data is records, which deliverTLS decrypts first.
 func (c *Conn) deliver(data []byte) {
-	if c.tls != nil {
+	if c.tlsOf() != nil {
 		c.deliverTLS(data)
 		return
 	}
@@ -190,7 +190,11 @@ func (c *Conn) onData(data []byte, kept *[]byte) {
 // waitsForInput reports whether c holds input its handler has not
 // consumed (a partial frame, or a partial TLS record).
 func (c *Conn) waitsForInput() bool {
-	return len(c.inbuf) > 0 || (c.tls != nil && len(c.tls.plain) > 0)
+	if len(c.inbuf) > 0 {
+		return true
+	}
+	t := c.tlsOf()
+	return t != nil && len(t.plain) > 0
 }
 
 // setBatching turns write batching on or off for c (see eloop.ring).
@@ -216,11 +220,11 @@ func (c *Conn) act(a Action) bool {
 // queued is still written, then the connection closes with io.EOF.
 func (c *Conn) peerClosed() {
 	c.eof = true
-	if c.tls != nil && c.tls.handshaking() {
+	if t := c.tlsOf(); t != nil && t.handshaking() {
 		// A worker has the handshake: it reads the end of the stream
 		// after the bytes before it, and its result closes c with
 		// crypto/tls's reason (a refusal it sent, say), not a bare EOF.
-		c.tls.tr.CloseWith(io.ErrUnexpectedEOF)
+		t.tr.CloseWith(io.ErrUnexpectedEOF)
 		return
 	}
 	if hc, ok := c.lp.e.handler.(HalfCloser); ok && !c.isUDP {

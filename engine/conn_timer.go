@@ -146,7 +146,7 @@ func (c *Conn) idleCheck(now time.Time) {
 // queued output, or at once if that output has stalled (nothing moved
 // since active, idleBound ago): the goodbye could not get out.
 func (c *Conn) idle(now, active time.Time) {
-	if c.tls != nil && !c.tls.done {
+	if t := c.tlsOf(); t != nil && !t.done {
 		c.fail(ErrIdleTimeout) // mid-handshake: no OnOpen, so no goodbye
 		return
 	}

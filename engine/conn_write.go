@@ -30,7 +30,7 @@ const maxVec = 1024
 // On a TLS connection Write encrypts p on the calling goroutine, into
 // records that take this path; the count is of p's bytes.
 func (c *Conn) Write(p []byte) (int, error) {
-	if c.tls != nil {
+	if c.tlsOf() != nil {
 		return c.writeTLS(p)
 	}
 	return c.writeRaw(p)
@@ -48,7 +48,7 @@ func (c *Conn) writeRaw(p []byte) (int, error) {
 // Writev writes the buffers of bufs in order, as one Write: writes from
 // other goroutines do not land between them.
 func (c *Conn) Writev(bufs [][]byte) (int, error) {
-	if c.tls != nil {
+	if c.tlsOf() != nil {
 		return c.writevTLS(bufs)
 	}
 	c.mu.Lock()
@@ -76,7 +76,7 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 	if q := c.q; q != nil && !q.writeBy.IsZero() && !c.lp.e.clock.Now().Before(q.writeBy) {
 		return 0, c.opError("write", ErrWriteDeadline)
 	}
-	if c.outN > 0 && c.outN >= c.lp.e.opts.MaxWriteBuffer {
+	if c.outN() > 0 && c.outN() >= c.lp.e.opts.MaxWriteBuffer {
 		// The backlog is full: c ends, and with it every later Write (its
 		// bytes would follow a hole).
 		c.dead = true
@@ -85,7 +85,7 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 	}
 	skip := 0
 	batch := c.batching && total <= batchMax
-	if c.outN == 0 && !c.sending && !batch {
+	if c.outN() == 0 && !c.sending && !batch {
 		// Activity is stamped before the write: once the bytes are out,
 		// the peer may act (and a test's clock move) before a later stamp.
 		c.touch()
@@ -183,7 +183,15 @@ func (c *Conn) writeNow(bufs [][]byte) (int, syscall.Errno) {
 func (c *Conn) OutboundBuffered() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.outN
+	return c.outN()
+}
+
+// outN returns the bytes queued. c.mu is held.
+func (c *Conn) outN() int {
+	if c.q == nil {
+		return 0
+	}
+	return c.q.n
 }
 
 // CloseWrite shuts down c's sending side once its queued output is
@@ -199,6 +207,7 @@ func (c *Conn) CloseWrite() error {
 // outQueue is a connection's queued output, made the first time a write
 // cannot go out at once.
 type outQueue struct {
+	n   int      // bytes queued
 	out []*chunk // queued output, in order
 	vec [][]byte // the send in flight: views of out's chunks
 	// writeBy is the write deadline (SetWriteDeadline): Writes after it
@@ -213,13 +222,13 @@ type outQueue struct {
 
 // enqueue copies p to the tail of the output queue. c.mu is held.
 func (c *Conn) enqueue(p []byte) {
-	c.outN += len(p)
 	c.lp.e.queued.Add(int64(len(p)))
 	c.lp.stats.queued.Add(int64(len(p)))
 	if c.q == nil {
 		c.q = &outQueue{}
 	}
 	q := c.q
+	q.n += len(p)
 	for len(p) > 0 {
 		var ch, last *chunk
 		if n := len(q.out); n > 0 {
@@ -244,10 +253,10 @@ func (c *Conn) enqueue(p []byte) {
 // keeps them referenced meanwhile. The send covers the first len(q.vec)
 // chunks. c.mu is held.
 func (c *Conn) releaseOutput() {
-	c.outN = 0
 	if c.q == nil {
 		return
 	}
+	c.q.n = 0
 	c.wakeWriter()
 	kept := 0
 	if c.sending {
@@ -276,8 +285,8 @@ func (c *Conn) flush() {
 	}
 	c.mu.Lock()
 	c.flushPosted = false
-	if c.sending || c.outN == 0 {
-		shut := c.shutWrite && c.outN == 0 && !c.sending && !c.wrShut
+	if c.sending || c.outN() == 0 {
+		shut := c.shutWrite && c.outN() == 0 && !c.sending && !c.wrShut
 		c.mu.Unlock()
 		if shut {
 			c.wrShut = true
@@ -324,10 +333,10 @@ func (c *Conn) sent(p loop.Completion) {
 // covered the chunks in order from their r, so the same walk finds its
 // bytes even if writers have appended since. c.mu is held.
 func (c *Conn) consume(n int) {
-	c.outN -= n
 	c.lp.e.queued.Add(-int64(n))
 	c.lp.stats.queued.Add(-int64(n))
 	q := c.q
+	q.n -= n
 	i := 0
 	for ; i < len(q.out) && n > 0; i++ {
 		ch := q.out[i]
@@ -351,7 +360,7 @@ func (c *Conn) consume(n int) {
 func (c *Conn) water() {
 	o := &c.lp.e.opts
 	c.mu.Lock()
-	n := c.outN
+	n := c.outN()
 	c.mu.Unlock()
 	over, crossed := c.lp.e.overBudget(c.lp)
 	if !over {

@@ -53,7 +53,7 @@ func (c *Conn) Detach() (net.Conn, error) {
 // Its waits, and the callbacks it may be called from (ErrDetachBusy), are
 // Detach's. A TLS connection cannot be detached (errors.ErrUnsupported).
 func (c *Conn) DetachInput() (net.Conn, []byte, error) {
-	if c.tls != nil {
+	if c.tlsOf() != nil {
 		// The record layer's state lives in the tls.Conn on the loop;
 		// the socket alone would be a stream cut mid-record.
 		return nil, nil, errTLSDetach
@@ -64,7 +64,7 @@ func (c *Conn) DetachInput() (net.Conn, []byte, error) {
 	}
 	if c.lp.l.OnLoop() {
 		c.mu.Lock()
-		busy := c.outN > 0 || c.sending || c.reading || c.readAhead
+		busy := c.outN() > 0 || c.sending || c.reading || c.readAhead
 		c.mu.Unlock()
 		if busy {
 			return nil, nil, ErrDetachBusy // nothing started: c goes on as before

@@ -64,7 +64,7 @@ func (c *Conn) WaitOutput(n int, done <-chan struct{}) error {
 		return c.opError("wait", errWaitOnLoop)
 	}
 	c.mu.Lock()
-	for c.outN > n {
+	for c.outN() > n {
 		if c.dead {
 			c.mu.Unlock()
 			return c.opError("write", net.ErrClosed)
@@ -96,7 +96,7 @@ var errWaitOnLoop = errors.New("engine: WaitOutput called on the connection's ow
 // or every waiter once c is dead. c.mu is held.
 func (c *Conn) wakeWriter() {
 	q := c.q
-	if q == nil || !q.waiting || (c.outN > q.waitAt && !c.dead) {
+	if q == nil || !q.waiting || (c.outN() > q.waitAt && !c.dead) {
 		return
 	}
 	q.waiting = false
@@ -144,9 +144,9 @@ func (e *Engine) AdoptWith(nc net.Conn, a Adoption) (*Conn, error) {
 		c.ctx = a.Context
 		switch {
 		case a.TLS != nil:
-			c.tls = newTLSState(c, a.TLS, false)
+			c.setTLS(newTLSState(c, a.TLS, false))
 		case client != nil:
-			c.tls = newTLSState(c, client, true)
+			c.setTLS(newTLSState(c, client, true))
 		}
 	})
 }

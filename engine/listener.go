@@ -201,7 +201,7 @@ func (ln *listener) accepted(fd int, from unix.Sockaddr) {
 	c := newConn(e, target, fd, true, ln.network, laddr, raddr)
 	c.setPeer(peer)
 	if ln.tls != nil {
-		c.tls = newTLSState(c, ln.tls, false)
+		c.setTLS(newTLSState(c, ln.tls, false))
 	}
 	if target == ln.lp {
 		c.attach(ln.lp.l)

@@ -99,8 +99,8 @@ func (e *Engine) DialTLSContext(ctx context.Context, network, addr string, confi
 	}
 	result := make(chan error, 1)
 	c, err := e.adopt(nc, nil, func(c *Conn) {
-		c.tls = newTLSState(c, cfg, true)
-		c.tls.hs.result = result
+		c.setTLS(newTLSState(c, cfg, true))
+		c.tlsOf().hs.result = result
 	})
 	if err != nil {
 		return nil, err
@@ -155,8 +155,9 @@ func newTLSState(c *Conn, cfg *tls.Config, client bool) *tlsState {
 // resumption), and false if c does not use TLS. It is complete from
 // OnOpen on.
 func (c *Conn) ConnectionState() (tls.ConnectionState, bool) {
-	if c.tls == nil {
+	t := c.tlsOf()
+	if t == nil {
 		return tls.ConnectionState{}, false
 	}
-	return c.tls.tc.ConnectionState(), true
+	return t.tc.ConnectionState(), true
 }

@@ -25,7 +25,7 @@ func (c *Conn) beginHandshake(l *loop.Loop) {
 		c.closeGracefully(nil)
 		return
 	}
-	hs := c.tls.hs
+	hs := c.tlsOf().hs
 	l.Schedule(&hs.timer, l.Now().Add(c.lp.e.opts.HandshakeTimeout))
 	if hs.client {
 		c.queueHandshake()
@@ -35,7 +35,7 @@ func (c *Conn) beginHandshake(l *loop.Loop) {
 
 // feedHandshake passes received bytes to the handshake. Loop goroutine.
 func (c *Conn) feedHandshake(data []byte) {
-	t := c.tls
+	t := c.tlsOf()
 	if len(data) > 0 && t.tr.Feed(data) > maxHandshakeInput {
 		if !t.hs.queued {
 			c.fail(c.opError("read", fmt.Errorf("tls handshake: more than %d bytes buffered", maxHandshakeInput)))
@@ -49,13 +49,13 @@ func (c *Conn) feedHandshake(data []byte) {
 }
 
 func (c *Conn) queueHandshake() {
-	c.tls.hs.queued = true
+	c.tlsOf().hs.queued = true
 	c.lp.e.hs.submit(c)
 }
 
 // handshakeExpired fires Options.HandshakeTimeout after c was attached.
 func (c *Conn) handshakeExpired() {
-	if !c.closed && c.tls.hs != nil {
+	if !c.closed && c.tlsOf().hs != nil {
 		c.fail(ErrHandshakeTimeout)
 	}
 }
@@ -64,7 +64,7 @@ func (c *Conn) handshakeExpired() {
 // err: c is opened, or closed with the error (after the alert crypto/tls
 // queued for the peer).
 func (c *Conn) handshakeDone(err error) {
-	hs := c.tls.hs
+	hs := c.tlsOf().hs
 	if c.closed || hs == nil {
 		return
 	}
@@ -72,7 +72,7 @@ func (c *Conn) handshakeDone(err error) {
 	if err != nil {
 		err = c.opError("tls handshake", err)
 		hs.report(err)
-		c.tls.hs = nil
+		c.tlsOf().hs = nil
 		if !c.closing {
 			c.closeGracefully(err)
 		}
@@ -80,9 +80,10 @@ func (c *Conn) handshakeDone(err error) {
 	}
 	// What arrived after the peer's last handshake record waits for the
 	// record layer, ahead of what the loop receives next.
-	c.inbuf = append(c.inbuf, c.tls.tr.EndHandshake()...)
-	c.tls.done, c.tls.hs, c.tls.hold = true, nil, false
-	c.tls.est.Store(true)
+	t := c.tlsOf()
+	c.inbuf = append(c.inbuf, t.tr.EndHandshake()...)
+	t.done, t.hs, t.hold = true, nil, false
+	t.est.Store(true)
 	if c.closing {
 		return
 	}
@@ -154,10 +155,10 @@ func (p *handshakePool) work() {
 		p.queue[0] = nil
 		p.queue = p.queue[1:]
 		p.mu.Unlock()
-		if c.tls.dead.Load() {
+		if c.tlsOf().dead.Load() {
 			continue // timed out, or closed, while it waited: no work for a dead conn
 		}
-		err := c.tls.tc.Handshake()
+		err := c.tlsOf().tc.Handshake()
 		c.post(&handshakeDoneTask{c: c, err: err})
 	}
 }

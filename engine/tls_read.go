@@ -17,7 +17,7 @@ import (
 // buffer, which never shrinks. data nil (Wake, or input adopted before
 // the handshake ended) runs OnData even when nothing new was decrypted.
 func (c *Conn) deliverTLS(data []byte) {
-	t := c.tls
+	t := c.tlsOf()
 	if !t.done {
 		c.feedHandshake(data)
 		return
@@ -50,7 +50,7 @@ func (c *Conn) deliverTLS(data []byte) {
 // OnData if that makes any plaintext: deliverTLS without new bytes, and
 // without Wake's call when there is nothing.
 func (c *Conn) pumpTLS() {
-	t := c.tls
+	t := c.tlsOf()
 	end := tlsrec.Complete(c.inbuf)
 	t.tr.Offer(c.inbuf[:end])
 	_, err := c.decrypt()
@@ -74,15 +74,16 @@ func (c *Conn) pumpTLS() {
 // records are used up, io.EOF after a close_notify, or why the records
 // were refused.
 func (c *Conn) decrypt() (delivered bool, err error) {
+	t := c.tlsOf()
 	buf := c.lp.plainBuf()
 	n := 0
 	for !c.closed && !c.closing {
 		if n == len(buf) {
-			c.onData(buf[:n], &c.tls.plain)
+			c.onData(buf[:n], &t.plain)
 			delivered, n = true, 0
 			continue
 		}
-		k, rerr := c.tls.tc.Read(buf[n:])
+		k, rerr := t.tc.Read(buf[n:])
 		if rerr != nil {
 			if !tlsrec.IsWouldBlock(rerr) {
 				err = rerr
@@ -90,7 +91,7 @@ func (c *Conn) decrypt() (delivered bool, err error) {
 			n += k
 			break
 		}
-		if k < len(buf)-n && c.tls.tr.Unread() == 0 {
+		if k < len(buf)-n && t.tr.Unread() == 0 {
 			// The record's plaintext fitted and no record is left: a
 			// further Read would only say so, at the cost of an
 			// allocation inside crypto/tls.
@@ -100,7 +101,7 @@ func (c *Conn) decrypt() (delivered bool, err error) {
 		n += k
 	}
 	if n > 0 && !c.closed {
-		c.onData(buf[:n], &c.tls.plain)
+		c.onData(buf[:n], &t.plain)
 		delivered = true
 	}
 	return delivered, err
@@ -120,7 +121,7 @@ func (lp *eloop) plainBuf() []byte {
 // inside a record or the handshake (a close_notify ends it cleanly: see
 // deliverTLS).
 func (c *Conn) eofError() error {
-	t := c.tls
+	t := c.tlsOf()
 	switch {
 	case t == nil:
 		return io.EOF

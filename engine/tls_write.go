@@ -4,7 +4,7 @@ import "io"
 
 // writeTLS encrypts p into records that go out through writeRaw.
 func (c *Conn) writeTLS(p []byte) (int, error) {
-	t := c.tls
+	t := c.tlsOf()
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	return t.tc.Write(p)
@@ -12,7 +12,7 @@ func (c *Conn) writeTLS(p []byte) (int, error) {
 
 // writevTLS encrypts bufs in order, with no other Write between them.
 func (c *Conn) writevTLS(bufs [][]byte) (int, error) {
-	t := c.tls
+	t := c.tlsOf()
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	total := 0
@@ -30,7 +30,7 @@ func (c *Conn) writevTLS(bufs [][]byte) (int, error) {
 // handshake is over; other connections have none to send. crypto/tls
 // queues it through writeRaw, ahead of the close.
 func (c *Conn) closeNotify() {
-	if t := c.tls; t != nil && t.est.Load() {
+	if t := c.tlsOf(); t != nil && t.est.Load() {
 		t.wmu.Lock()
 		t.tc.CloseWrite()
 		t.wmu.Unlock()
