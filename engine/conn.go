@@ -28,12 +28,12 @@ type Conn struct {
 	// descriptor closes.
 	laddr atomic.Pointer[net.Addr]
 	// cold holds what few connections need (see connCold): so an idle
-	// Conn is 160 bytes (TestConnSize).
+	// Conn is 144 bytes (TestConnSize).
 	cold atomic.Pointer[connCold]
 
 	// Loop-owned state.
 	tag    loop.Tag
-	inbuf  []byte // received bytes the handler left unconsumed
+	in     *inbuf // received bytes the handler left unconsumed (inbuf.go)
 	timers *connTimers
 	index  int32    // in lp.conns
 	peer   peerAddr // a TCP peer (else in cold.raddr); set before c is shared

@@ -106,7 +106,7 @@ func (c *Conn) finish() {
 	if h := c.detachedTo(); h != nil {
 		h.input = c.unconsumed()
 	}
-	c.inbuf = nil
+	c.in = nil
 	if t := c.tlsOf(); t != nil {
 		t.closed(c.closeError())
 	}

@@ -61,7 +61,7 @@ func (c *Conn) open() {
 		case c.tlsOf() != nil:
 			c.pumpTLS() // records that came with the handshake's last
 			c.flush()
-		case len(c.inbuf) > 0:
+		case len(c.in.bytes()) > 0:
 			c.deliver(nil) // input read before AdoptInput: OnData's first
 			c.flush()
 		}
@@ -145,17 +145,17 @@ func (c *Conn) deliver(data []byte) {
 		c.deliverTLS(data)
 		return
 	}
-	c.onData(data, &c.inbuf)
+	c.onData(data, &c.in)
 }
 
 // onData runs OnData with the bytes kept in *kept followed by data, then
 // keeps in *kept what was not consumed.
-func (c *Conn) onData(data []byte, kept *[]byte) {
+func (c *Conn) onData(data []byte, kept **inbuf) {
 	in := &c.lp.in
-	owned := len(*kept) > 0 || data == nil
+	owned := len((*kept).bytes()) > 0 || data == nil
 	if owned {
 		*kept = c.lp.e.inputs.append(*kept, data)
-		in.buf = *kept
+		in.buf = (*kept).bytes()
 	} else {
 		in.buf = data
 	}
@@ -179,7 +179,7 @@ func (c *Conn) onData(data []byte, kept *[]byte) {
 	// Past the cap c fails, unless it is being detached: the hand-over
 	// takes every byte, and the new owner sets its own bounds.
 	if len(rest) > c.lp.e.opts.MaxInputBuffer && c.detachedTo() == nil {
-		*kept = nil
+		*kept = nil // dropped: c fails
 		c.fail(ErrInputBufferFull)
 		return
 	}
@@ -190,11 +190,11 @@ func (c *Conn) onData(data []byte, kept *[]byte) {
 // waitsForInput reports whether c holds input its handler has not
 // consumed (a partial frame, or a partial TLS record).
 func (c *Conn) waitsForInput() bool {
-	if len(c.inbuf) > 0 {
+	if len(c.in.bytes()) > 0 {
 		return true
 	}
 	t := c.tlsOf()
-	return t != nil && len(t.plain) > 0
+	return t != nil && len(t.plain.bytes()) > 0
 }
 
 // setBatching turns write batching on or off for c (see eloop.ring).

@@ -129,10 +129,7 @@ func (c *Conn) unconsumed() []byte {
 		in.buf = nil
 		return b
 	}
-	if len(c.inbuf) == 0 {
-		return nil
-	}
-	return c.inbuf
+	return c.in.bytes() // (c gives it up: finish drops c.in)
 }
 
 // wrapDetached turns a detached descriptor into a net.Conn (sock.FileConn

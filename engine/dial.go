@@ -77,7 +77,7 @@ func (e *Engine) adopt(nc net.Conn, input []byte, setup func(*Conn)) (*Conn, err
 	c := newConn(e, lp, fd, sock.IsStream(fd), network, lap, raddr)
 	c.setPeer(peer)
 	if len(input) > 0 {
-		c.inbuf = bytes.Clone(input) // attach delivers it
+		c.in = &inbuf{b: bytes.Clone(input)} // attach delivers it
 	}
 	if setup != nil {
 		setup(c)

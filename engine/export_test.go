@@ -62,7 +62,7 @@ func HasTimers(c *Conn) bool {
 // read on its loop.
 func InputHeld(c *Conn) int {
 	held := make(chan int, 1)
-	if c.Execute(func(c *Conn) { held <- cap(c.inbuf) }) != nil {
+	if c.Execute(func(c *Conn) { held <- cap(c.in.bytes()) }) != nil {
 		return -1
 	}
 	return <-held

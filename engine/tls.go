@@ -45,7 +45,7 @@ type tlsState struct {
 	// Loop-owned.
 	done  bool   // handshake over: records are read on the loop
 	hold  bool   // handshake input full: reading waits for its end
-	plain []byte // plaintext OnData left unconsumed
+	plain *inbuf // plaintext OnData left unconsumed (inbuf.go)
 
 	wmu sync.Mutex // keeps a Writev's records together
 }

@@ -81,7 +81,7 @@ func (c *Conn) handshakeDone(err error) {
 	// What arrived after the peer's last handshake record waits for the
 	// record layer, ahead of what the loop receives next.
 	t := c.tlsOf()
-	c.inbuf = append(c.inbuf, t.tr.EndHandshake()...)
+	c.in = c.lp.e.inputs.append(c.in, t.tr.EndHandshake())
 	t.done, t.hs, t.hold = true, nil, false
 	t.est.Store(true)
 	if c.closing {

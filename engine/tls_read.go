@@ -12,7 +12,7 @@ import (
 // tls.Conn, and pumpTLS reads them when the connection opens.)
 //
 // Only whole records reach the tls.Conn (tlsrec.Complete): the partial
-// record at the end waits in c.inbuf, whose buffer goes back to the
+// record at the end waits in c.in, whose buffer goes back to the
 // engine's pool once empty (inbuf.go), rather than in the tls.Conn's own input
 // buffer, which never shrinks. data nil (Wake, or input adopted before
 // the handshake ended) runs OnData even when nothing new was decrypted.
@@ -22,10 +22,10 @@ func (c *Conn) deliverTLS(data []byte) {
 		c.feedHandshake(data)
 		return
 	}
-	raw, owned := data, len(c.inbuf) > 0 || data == nil
+	raw, owned := data, len(c.in.bytes()) > 0 || data == nil
 	if owned {
-		c.inbuf = c.lp.e.inputs.append(c.inbuf, data)
-		raw = c.inbuf
+		c.in = c.lp.e.inputs.append(c.in, data)
+		raw = c.in.bytes()
 	}
 	end := tlsrec.Complete(raw)
 	t.tr.Offer(raw[:end])
@@ -33,7 +33,7 @@ func (c *Conn) deliverTLS(data []byte) {
 	raw = raw[end-t.tr.Unread():]
 	t.tr.Offer(nil)
 	if !c.closed {
-		c.lp.e.inputs.keep(&c.inbuf, raw, owned)
+		c.lp.e.inputs.keep(&c.in, raw, owned)
 	}
 	switch {
 	case err == io.EOF: // close_notify: a clean end, whatever follows
@@ -51,13 +51,14 @@ func (c *Conn) deliverTLS(data []byte) {
 // without Wake's call when there is nothing.
 func (c *Conn) pumpTLS() {
 	t := c.tlsOf()
-	end := tlsrec.Complete(c.inbuf)
-	t.tr.Offer(c.inbuf[:end])
+	raw := c.in.bytes()
+	end := tlsrec.Complete(raw)
+	t.tr.Offer(raw[:end])
 	_, err := c.decrypt()
-	rest := c.inbuf[end-t.tr.Unread():]
+	rest := raw[end-t.tr.Unread():]
 	t.tr.Offer(nil)
 	if !c.closed {
-		c.lp.e.inputs.keep(&c.inbuf, rest, true)
+		c.lp.e.inputs.keep(&c.in, rest, true)
 	}
 	switch {
 	case err == io.EOF:
@@ -127,7 +128,7 @@ func (c *Conn) eofError() error {
 		return io.EOF
 	case !t.done:
 		return c.opError("tls handshake", io.ErrUnexpectedEOF)
-	case len(c.inbuf) > 0:
+	case len(c.in.bytes()) > 0:
 		return c.opError("read", io.ErrUnexpectedEOF)
 	}
 	return io.EOF
