@@ -35,7 +35,6 @@ type Conn struct {
 	tag    loop.Tag
 	in     *inbuf // received bytes the handler left unconsumed (inbuf.go)
 	timers *connTimers
-	index  int32    // in lp.conns
 	peer   peerAddr // a TCP peer (else in cold.raddr); set before c is shared
 	nk     netKind  // c's network; set before c is shared
 	isUDP  bool     // cold.udp is set; set before c is shared

@@ -21,7 +21,9 @@ type eloop struct {
 	ring  bool
 	in    Inbound
 	plain []byte // TLS plaintext, decrypted for OnData (made on first use)
-	conns loop.Set[*Conn]
+	// nconns counts the attached connections, for Stats; the loop's
+	// table of owners holds them (eachConn).
+	nconns atomic.Int64
 	// cur is the conn whose callback runs now: the producer of what that
 	// callback writes (Engine.charge).
 	cur *Conn
@@ -85,17 +87,16 @@ func (lp *eloop) flush() bool {
 
 func newEloop(e *Engine, idx int) *eloop {
 	lp := &eloop{e: e, idx: idx, buf: make([]byte, e.opts.ReadBufferSize)}
-	lp.conns = loop.NewSet(func(c *Conn) *int32 { return &c.index })
 	return lp
 }
 
 func (lp *eloop) addConn(c *Conn) {
-	lp.conns.Add(c)
+	lp.nconns.Add(1)
 	lp.e.conns.Add(1)
 }
 
 func (lp *eloop) removeConn(c *Conn) {
-	lp.conns.Remove(c)
+	lp.nconns.Add(-1)
 	lp.unassign()
 	if lp.e.conns.Add(-1) == 0 {
 		lp.e.signalIdle()
@@ -124,10 +125,20 @@ func (lp *eloop) recheck(skip *Conn) {
 		return
 	}
 	lp.rechecking = true
-	for _, c := range lp.conns.Members() {
+	lp.eachConn(func(c *Conn) {
 		if c != skip {
 			c.water()
 		}
-	}
+	})
 	lp.rechecking = false
+}
+
+// eachConn calls f with each connection attached to lp, the last attached
+// first; f may close connections, its own or others. It runs on lp's loop.
+func (lp *eloop) eachConn(f func(c *Conn)) {
+	lp.l.Owners(func(o loop.Owner) {
+		if c, ok := o.(*connOwner); ok {
+			f((*Conn)(c))
+		}
+	})
 }

@@ -29,8 +29,6 @@ func (lp *eloop) fault(l *loop.Loop, err error) {
 	for _, ln := range lns {
 		ln.shut(l)
 	}
-	for c, ok := lp.conns.Last(); ok; c, ok = lp.conns.Last() {
-		c.fail(err)
-	}
+	lp.eachConn(func(c *Conn) { c.fail(err) })
 	go e.Stop() // the other loops: Stop waits for them
 }

@@ -29,13 +29,7 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	for _, lp := range e.loops {
 		lp.l.Post(loop.Func(func(*loop.Loop) {
 			lp.draining = true
-			// Closing a conn may remove it (and move the last one into
-			// its place): walk from the end, re-reading the members.
-			for i := lp.conns.Len() - 1; i >= 0; i-- {
-				if m := lp.conns.Members(); i < len(m) {
-					m[i].drain()
-				}
-			}
+			lp.eachConn((*Conn).drain)
 		}))
 	}
 	var err error
@@ -104,9 +98,7 @@ func (e *Engine) stopLoops() {
 	e.dropHeld()
 	for _, lp := range e.loops {
 		lp.l.Stop(func(*loop.Loop) {
-			for c, ok := lp.conns.Last(); ok; c, ok = lp.conns.Last() {
-				c.fail(ErrEngineStopped)
-			}
+			lp.eachConn(func(c *Conn) { c.fail(ErrEngineStopped) })
 		})
 	}
 	e.hs.wait() // every connection closed: no handshake waits for input

@@ -51,7 +51,7 @@ func (e *Engine) Stats() Stats {
 		c := &lp.stats
 		s.Loops[i] = LoopStats{
 			Backend:      Backend(lp.l.Kind()),
-			Conns:        lp.conns.Len(),
+			Conns:        int(lp.nconns.Load()),
 			BytesIn:      c.bytesIn.Load(),
 			BytesOut:     c.bytesOut.Load(),
 			Queued:       c.queued.Load(),

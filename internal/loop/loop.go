@@ -162,6 +162,11 @@ func (l *Loop) Release(tag poller.Tag) error {
 	return l.be.Remove(tag)
 }
 
+// Owners calls f with the owner of every attached descriptor, the last
+// attached first (by slot); f may release tags, its own or others'. Loop
+// goroutine only.
+func (l *Loop) Owners(f func(Owner)) { l.slots.each(f) }
+
 // Conns returns the number of attached descriptors. Loop goroutine only.
 func (l *Loop) Conns() int { return l.slots.used }
 

@@ -10,11 +10,21 @@ type slot struct {
 	owner Owner // nil when free
 }
 
+// slotTable holds the slots in fixed pages, so a table of many
+// connections grows without copying and wastes at most one page (a
+// doubling slice wasted a quarter of it on average).
 type slotTable struct {
-	slots []slot
-	free  []uint32
+	pages [][]slot
+	n     uint32   // slots made
+	free  []uint32 // released slots, reused first
 	used  int
 }
+
+// slotPage is the number of slots in a page.
+const slotPage = 256
+
+// at returns slot i, which exists.
+func (t *slotTable) at(i uint32) *slot { return &t.pages[i/slotPage][i%slotPage] }
 
 func (t *slotTable) alloc(o Owner) poller.Tag {
 	var i uint32
@@ -22,10 +32,14 @@ func (t *slotTable) alloc(o Owner) poller.Tag {
 		i = t.free[n-1]
 		t.free = t.free[:n-1]
 	} else {
-		t.slots = append(t.slots, slot{gen: 1})
-		i = uint32(len(t.slots) - 1)
+		if t.n%slotPage == 0 {
+			t.pages = append(t.pages, make([]slot, slotPage))
+		}
+		i = t.n
+		t.n++
+		t.at(i).gen = 1
 	}
-	s := &t.slots[i]
+	s := t.at(i)
 	s.owner = o
 	t.used++
 	return poller.MakeTag(i, s.gen)
@@ -33,10 +47,13 @@ func (t *slotTable) alloc(o Owner) poller.Tag {
 
 func (t *slotTable) lookup(tag poller.Tag) Owner {
 	i := tag.Slot()
-	if int(i) >= len(t.slots) || t.slots[i].gen != tag.Gen() {
+	if i >= t.n {
 		return nil
 	}
-	return t.slots[i].owner
+	if s := t.at(i); s.gen == tag.Gen() {
+		return s.owner
+	}
+	return nil
 }
 
 func (t *slotTable) release(tag poller.Tag) {
@@ -44,7 +61,7 @@ func (t *slotTable) release(tag poller.Tag) {
 	if t.lookup(tag) == nil {
 		return
 	}
-	s := &t.slots[i]
+	s := t.at(i)
 	s.owner = nil
 	s.gen++
 	if s.gen == 0 {
@@ -52,4 +69,14 @@ func (t *slotTable) release(tag poller.Tag) {
 	}
 	t.free = append(t.free, i)
 	t.used--
+}
+
+// each calls f with the owner of every slot in use, from the last slot to
+// the first. f may release slots, its own or others'.
+func (t *slotTable) each(f func(Owner)) {
+	for i := t.n; i > 0; i-- {
+		if o := t.at(i - 1).owner; o != nil {
+			f(o)
+		}
+	}
 }

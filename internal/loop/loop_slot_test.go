@@ -58,7 +58,7 @@ func TestSlotGenerationWraps(t *testing.T) {
 	var st slotTable
 	o := &nopOwner{}
 	a := st.alloc(o)
-	st.slots[a.Slot()].gen = math.MaxUint32
+	st.at(a.Slot()).gen = math.MaxUint32
 	a = poller.MakeTag(a.Slot(), math.MaxUint32)
 	if st.lookup(a) != o {
 		t.Fatal("lookup after forcing the generation to MaxUint32 failed")
