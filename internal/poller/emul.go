@@ -38,10 +38,9 @@ type emul struct {
 	rd   readiness
 	prov Provider
 	kind Kind
-	fds  fdTable // indexed by tag slot
-	// spareIO are fdIO records no descriptor holds (see fdState).
-	spareIO []*fdIO
-	iov     []unix.Iovec // write's scratch: used and cleared within one call
+	fds  fdTable      // indexed by tag slot
+	ios  ioTable      // the buffers of operations in flight (see fdState)
+	iov  []unix.Iovec // write's scratch: used and cleared within one call
 	// completions: later holds nil-buffer receives, tried at delivery
 	// (serveLater).
 	completions
@@ -64,85 +63,22 @@ type emul struct {
 // file or error that arrived with the data shares its edge, so once the
 // peer hung up (hup) the inference is off and reads are always tried.
 //
-// The buffers of the operations in flight are in io, taken from the
-// backend's spares only while an operation holds a buffer (a send, or a
-// receive into a given buffer): an idle connection's receive into the
-// Provider's buffer needs none, so its state is 32 bytes.
+// The buffers of the operations in flight are in an fdIO (emul_fdio.go),
+// taken only while an operation holds a buffer (a send, or a receive into
+// a given buffer): an idle connection's receive into the Provider's
+// buffer needs none, so its state is 24 bytes.
 type fdState struct {
 	tag     Tag
-	io      *fdIO // nil while no operation in flight holds a buffer
 	fd      int32
-	rop     Op // receive side in flight: OpRecv, OpRecvFrom, OpAccept, or 0
-	sop     Op // send side in flight: OpSend, or 0
+	io      ioRef // none while no operation in flight holds a buffer
+	rop     Op    // receive side in flight: OpRecv, OpRecvFrom, OpAccept, or 0
+	sop     Op    // send side in flight: OpSend, or 0
 	live    bool
 	stream  bool
 	drained bool
 	full    bool
 	hup     bool
 	cancel  bool // the receive is cancelled once its deferred attempt is made
-}
-
-// fdIO holds the buffers of a descriptor's operations in flight.
-type fdIO struct {
-	recvBuf  []byte // nil for OpRecv: use the Provider
-	sendBufs [][]byte
-	sent     int // bytes of sendBufs already written
-}
-
-// recvBuf returns the buffer of st's receive in flight, nil for the
-// Provider's.
-func (st *fdState) recvBuf() []byte {
-	if st.io == nil {
-		return nil
-	}
-	return st.io.recvBuf
-}
-
-// ioOf returns st's buffers, taking a spare record if it has none.
-func (e *emul) ioOf(st *fdState) *fdIO {
-	if st.io == nil {
-		if n := len(e.spareIO); n > 0 {
-			st.io = e.spareIO[n-1]
-			e.spareIO[n-1] = nil
-			e.spareIO = e.spareIO[:n-1]
-		} else {
-			st.io = new(fdIO)
-		}
-	}
-	return st.io
-}
-
-// setRecvBuf records buf for st's receive (nil: the Provider's).
-func (e *emul) setRecvBuf(st *fdState, buf []byte) {
-	if buf != nil {
-		e.ioOf(st).recvBuf = buf
-	} else if st.io != nil {
-		st.io.recvBuf = nil
-	}
-}
-
-// endRecv and endSend forget the buffers of st's side that completed, and
-// give its record back once neither side holds one. Spares are kept up
-// to the most ever in use at once, so a steady load allocates none.
-func (e *emul) endRecv(st *fdState) {
-	if io := st.io; io != nil {
-		io.recvBuf = nil
-		e.releaseIO(st)
-	}
-}
-
-func (e *emul) endSend(st *fdState) {
-	if io := st.io; io != nil {
-		io.sendBufs, io.sent = nil, 0
-		e.releaseIO(st)
-	}
-}
-
-func (e *emul) releaseIO(st *fdState) {
-	if io := st.io; io.recvBuf == nil && io.sendBufs == nil {
-		st.io = nil
-		e.spareIO = append(e.spareIO, io)
-	}
 }
 
 // pagedTable holds per-slot states in fixed pages, so a table of many
@@ -203,8 +139,8 @@ func (e *emul) Remove(tag Tag) error {
 		return nil
 	}
 	st.live = false
-	if st.io != nil {
-		*st.io = fdIO{}
+	if io := e.ios.of(st); io != nil {
+		*io = fdIO{}
 		e.releaseIO(st)
 	}
 	return e.rd.del(int(st.fd))
@@ -255,7 +191,7 @@ func (e *emul) Send(tag Tag, bufs [][]byte) {
 }
 
 func (e *emul) kickRecv(st *fdState) {
-	if st.rop == OpRecv && st.recvBuf() == nil {
+	if st.rop == OpRecv && e.recvBuf(st) == nil {
 		e.later = append(e.later, st.tag)
 		return
 	}
@@ -280,7 +216,7 @@ func (e *emul) Cancel(tag Tag, op Op) {
 		return
 	}
 	switch {
-	case op == OpRecv && st.rop == op && st.recvBuf() == nil:
+	case op == OpRecv && st.rop == op && e.recvBuf(st) == nil:
 		// A provided buffer is only taken at delivery: attempt there.
 		st.cancel = true
 		e.later = append(e.later, tag)
@@ -293,7 +229,7 @@ func (e *emul) Cancel(tag Tag, op Op) {
 	case !op.recvSide() && st.sop == op:
 		c, done := e.trySend(st)
 		if !done {
-			c = Completion{Tag: tag, Op: op, N: st.io.sent, Err: unix.ECANCELED, BufID: -1}
+			c = Completion{Tag: tag, Op: op, N: e.ios.of(st).sent, Err: unix.ECANCELED, BufID: -1}
 			st.sop = 0
 			e.endSend(st)
 		}

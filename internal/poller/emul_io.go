@@ -28,7 +28,7 @@ func (e *emul) tryRecv(st *fdState) (c Completion, done bool) {
 }
 
 func (e *emul) recv(st *fdState) (Completion, bool) {
-	buf, id := st.recvBuf(), -1
+	buf, id := e.recvBuf(st), -1
 	if buf == nil {
 		buf, id = e.prov.Provide()
 		if buf == nil {
@@ -50,7 +50,7 @@ func (e *emul) recv(st *fdState) (Completion, bool) {
 }
 
 func (e *emul) recvFrom(st *fdState) (Completion, bool) {
-	c, errno := recvFrom(int(st.fd), st.tag, st.recvBuf())
+	c, errno := recvFrom(int(st.fd), st.tag, e.recvBuf(st))
 	if errno == unix.EINTR {
 		return Completion{}, false // the edge is not consumed: retry now
 	}
@@ -111,7 +111,7 @@ func (e *emul) send(st *fdState) (Completion, bool) {
 			st.full = true
 			return Completion{}, false
 		}
-		io := st.io
+		io := e.ios.of(st)
 		io.sent += n
 		if errno != 0 || io.sent == sendLen(io.sendBufs) {
 			return Completion{Tag: st.tag, Op: OpSend, N: io.sent, Err: errno, BufID: -1}, true
@@ -131,7 +131,7 @@ const maxIOV = 1024
 // write issues one write or writev for the unsent part of st's send and
 // returns the bytes written and the bytes it tried to write.
 func (e *emul) write(st *fdState) (n, tried int, errno syscall.Errno) {
-	io := st.io
+	io := e.ios.of(st)
 	if len(io.sendBufs) == 1 {
 		b := io.sendBufs[0][io.sent:]
 		n, errno = sock.Write(int(st.fd), b)

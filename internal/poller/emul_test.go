@@ -115,7 +115,7 @@ func TestIORecordReleased(t *testing.T) {
 	st := e.state(tag)
 	held := func(what string) {
 		t.Helper()
-		if st.io != nil {
+		if st.io != 0 {
 			t.Errorf("%s: the descriptor holds an fdIO, want none", what)
 		}
 	}
@@ -131,7 +131,7 @@ func TestIORecordReleased(t *testing.T) {
 	if cs := collect(e); len(cs) != 0 {
 		t.Fatalf("big send: completions %v before the peer read, want none", cs)
 	}
-	if st.io == nil {
+	if st.io == 0 {
 		t.Fatal("a parked send holds no fdIO")
 	}
 	drained := make(chan struct{})
@@ -160,7 +160,7 @@ func TestIORecordReleased(t *testing.T) {
 	held("after a parked send completed")
 
 	e.Recv(tag, make([]byte, 8)) // nothing to read: parked with its buffer
-	if st.io == nil {
+	if st.io == 0 {
 		t.Fatal("a parked receive into a given buffer holds no fdIO")
 	}
 	e.Cancel(tag, OpRecv)
@@ -169,15 +169,15 @@ func TestIORecordReleased(t *testing.T) {
 	}
 	held("after a cancelled receive")
 
-	spares := len(e.spareIO)
+	spares, made := len(e.ios.free), e.ios.n
 	e.Recv(tag, make([]byte, 8))
-	if len(e.spareIO) != spares-1 {
+	if len(e.ios.free) != spares-1 || e.ios.n != made {
 		t.Errorf("a receive took a new fdIO with %d spare, want a spare", spares)
 	}
 	if err := e.Remove(tag); err != nil {
 		t.Fatal(err)
 	}
-	if len(e.spareIO) != spares {
-		t.Errorf("Remove left %d spare fdIOs, want %d: the removed descriptor's back", len(e.spareIO), spares)
+	if len(e.ios.free) != spares {
+		t.Errorf("Remove left %d spare fdIOs, want %d: the removed descriptor's back", len(e.ios.free), spares)
 	}
 }

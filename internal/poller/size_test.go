@@ -8,10 +8,10 @@ import (
 )
 
 // TestFDStateSize holds the readiness backends' record of a descriptor to
-// 32 bytes: what an operation in flight keeps of its buffers is in an
-// fdIO, taken only while one holds a buffer.
+// 24 bytes: what an operation in flight keeps of its buffers is in an
+// fdIO, taken only while one holds a buffer and named by an index.
 func TestFDStateSize(t *testing.T) {
-	if n := unsafe.Sizeof(fdState{}); n > 32 {
-		t.Errorf("an fdState is %d bytes, want at most 32", n)
+	if n := unsafe.Sizeof(fdState{}); n > 24 {
+		t.Errorf("an fdState is %d bytes, want at most 24", n)
 	}
 }
