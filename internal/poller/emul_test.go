@@ -26,6 +26,22 @@ func (s *scripted) wait(msec int, evs []event) ([]event, error) {
 	return evs, nil
 }
 
+// scriptedPair returns a connected pair of Unix stream sockets, closed at
+// the test's end, and an emul over a scripted notifier.
+func scriptedPair(t *testing.T) ([2]int, *scripted, *emul) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+	})
+	rd := &scripted{added: map[int]Tag{}}
+	return fds, rd, newEmul(rd, nil, Epoll)
+}
+
 func collect(e *emul) []Completion {
 	var cs []Completion
 	e.Wait(0, func(c *Completion) {
@@ -40,14 +56,7 @@ func collect(e *emul) []Completion {
 // of a reused slot: it must not touch the new owner's parked receive, which
 // waits for an edge of its own.
 func TestStaleEventDropped(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
-	rd := &scripted{added: map[int]Tag{}}
-	e := newEmul(rd, nil, Epoll)
+	fds, rd, e := scriptedPair(t)
 	a, b := MakeTag(0, 1), MakeTag(0, 2)
 
 	if err := e.Add(fds[0], a, true); err != nil {
@@ -100,14 +109,7 @@ func TestWakeTagUnreachable(t *testing.T) {
 // given buffer and after a cancelled one, the descriptor has none, and
 // the records are reused rather than made anew.
 func TestIORecordReleased(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
-	rd := &scripted{added: map[int]Tag{}}
-	e := newEmul(rd, nil, Epoll)
+	fds, rd, e := scriptedPair(t)
 	tag := MakeTag(0, 1)
 	if err := e.Add(fds[0], tag, true); err != nil {
 		t.Fatal(err)
