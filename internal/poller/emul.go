@@ -68,12 +68,15 @@ type emul struct {
 // a given buffer): an idle connection's receive into the Provider's
 // buffer needs none, so its state is 24 bytes.
 type fdState struct {
-	tag     Tag
-	fd      int32
-	io      ioRef // none while no operation in flight holds a buffer
-	rop     Op    // receive side in flight: OpRecv, OpRecvFrom, OpAccept, or 0
-	sop     Op    // send side in flight: OpSend, or 0
-	live    bool
+	tag Tag
+	fd  int32
+	io  ioRef // none while no operation in flight holds a buffer
+	rop Op    // receive side in flight: OpRecv, OpRecvFrom, OpAccept, or 0
+	sop Op    // send side in flight: OpSend, or 0
+	// queued: the tag is in later, whose drain serves its nil-buffer
+	// receive; it is queued once however often that receive is served
+	// and submitted again before the drain reaches it.
+	queued  bool
 	stream  bool
 	drained bool
 	full    bool
@@ -117,7 +120,7 @@ func (e *emul) state(tag Tag) *fdState {
 	if st == nil {
 		return nil
 	}
-	if !st.live || st.tag != tag {
+	if st.tag != tag { // 0 when not live: no tag is 0
 		return nil
 	}
 	return st
@@ -125,9 +128,9 @@ func (e *emul) state(tag Tag) *fdState {
 
 func (e *emul) Add(fd int, tag Tag, stream bool) error {
 	st := e.fds.grow(int(tag.Slot()))
-	*st = fdState{fd: int32(fd), tag: tag, live: true, stream: stream}
+	*st = fdState{fd: int32(fd), tag: tag, stream: stream}
 	if err := e.rd.add(fd, tag); err != nil {
-		st.live = false
+		st.tag = 0
 		return err
 	}
 	return nil
@@ -138,7 +141,7 @@ func (e *emul) Remove(tag Tag) error {
 	if st == nil {
 		return nil
 	}
-	st.live = false
+	st.tag = 0
 	if io := e.ios.of(st); io != nil {
 		*io = fdIO{}
 		e.releaseIO(st)
@@ -192,7 +195,7 @@ func (e *emul) Send(tag Tag, bufs [][]byte) {
 
 func (e *emul) kickRecv(st *fdState) {
 	if st.rop == OpRecv && e.recvBuf(st) == nil {
-		e.later = append(e.later, st.tag)
+		e.serveAtDelivery(st)
 		return
 	}
 	if !st.drained {
@@ -219,7 +222,7 @@ func (e *emul) Cancel(tag Tag, op Op) {
 	case op == OpRecv && st.rop == op && e.recvBuf(st) == nil:
 		// A provided buffer is only taken at delivery: attempt there.
 		st.cancel = true
-		e.later = append(e.later, tag)
+		e.serveAtDelivery(st)
 	case op.recvSide() && st.rop == op:
 		c, done := e.tryRecv(st)
 		if !done {
@@ -277,11 +280,23 @@ func (e *emul) Wait(timeout time.Duration, fn func(*Completion)) error {
 	return nil
 }
 
+// serveAtDelivery queues st's tag in later, unless it is there already.
+func (e *emul) serveAtDelivery(st *fdState) {
+	if !st.queued {
+		st.queued = true
+		e.later = append(e.later, st.tag)
+	}
+}
+
 // serveLater tries tag's deferred nil-buffer receive, and ends it if it
 // was cancelled and found nothing.
 func (e *emul) serveLater(tag Tag, fn func(*Completion)) {
 	st := e.state(tag)
-	if st == nil || st.rop != OpRecv || (st.drained && !st.cancel) {
+	if st == nil {
+		return
+	}
+	st.queued = false
+	if st.rop != OpRecv || (st.drained && !st.cancel) {
 		return
 	}
 	if c, done := e.tryRecv(st); done {

@@ -183,3 +183,62 @@ func TestIORecordReleased(t *testing.T) {
 		t.Errorf("Remove left %d spare fdIOs, want %d: the removed descriptor's back", len(e.ios.free), spares)
 	}
 }
+
+// tinyProvider lends 16-byte buffers, so a socket with data waiting
+// serves many receives in a row.
+type tinyProvider struct{}
+
+func (tinyProvider) Provide() ([]byte, int) { return make([]byte, 16), 0 }
+func (tinyProvider) Commit(int, int)        {}
+
+// TestLaterHoldsTagOnce: a nil-buffer receive waits in later to be served
+// at delivery; when a drain stops at maxRounds with it still there and
+// the next poll reports the socket readable, the event serves it, and the
+// owner's resubmission must not queue the tag a second time. It did:
+// every duplicate then served one more receive per round, so one Wait
+// served ever more receives of one socket (TestWaitYieldsToStream saw 70
+// where the bound is 64, in CI).
+func TestLaterHoldsTagOnce(t *testing.T) {
+	fds, rd, _ := scriptedPair(t)
+	e := newEmul(rd, tinyProvider{}, Epoll)
+	tag := MakeTag(0, 1)
+	if err := e.Add(fds[0], tag, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unix.Write(fds[1], make([]byte, 64<<10)); err != nil {
+		t.Fatal(err)
+	}
+	served := 0
+	resubmit := func(c *Completion) {
+		if c.Tag == tag && c.Op == OpRecv && c.N > 0 {
+			served++
+			e.Recv(tag, nil)
+		}
+	}
+	e.Recv(tag, nil)
+	for range maxSkips + 1 {
+		// One readable edge, for whichever Wait polls (the first ones
+		// only drain what is queued).
+		rd.pending = append(rd.pending[:0], event{tag: tag, readable: true})
+		served = 0
+		if err := e.Wait(0, resubmit); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(e.later, tag); n > 1 {
+			t.Fatalf("after a Wait that served %d receives, later holds the tag %d times, want at most once", served, n)
+		}
+	}
+	if limit := 2*maxRounds + 1; served > limit {
+		t.Errorf("the Wait that polled served %d receives of one socket, want at most %d", served, limit)
+	}
+}
+
+func count(tags []Tag, tag Tag) int {
+	n := 0
+	for _, x := range tags {
+		if x == tag {
+			n++
+		}
+	}
+	return n
+}
