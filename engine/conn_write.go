@@ -331,7 +331,9 @@ func (c *Conn) sent(p loop.Completion) {
 
 // consume drops n written bytes from the front of the queue. The send
 // covered the chunks in order from their r, so the same walk finds its
-// bytes even if writers have appended since. c.mu is held.
+// bytes even if writers have appended since. A chunk whose bytes are all
+// sent goes back to the pool, the tail too once the queue is empty. c.mu
+// is held.
 func (c *Conn) consume(n int) {
 	c.lp.e.queued.Add(-int64(n))
 	c.lp.stats.queued.Add(-int64(n))
@@ -348,6 +350,15 @@ func (c *Conn) consume(n int) {
 		}
 		c.lp.e.chunks.put(ch)
 		q.out[i] = nil
+	}
+	if q.n == 0 {
+		// All sent: the tail kept open for writers goes back too, so an
+		// idle connection holds no chunk (on io_uring every reply made in
+		// OnData is queued, and each connection kept 1 KiB so).
+		for ; i < len(q.out); i++ {
+			c.lp.e.chunks.put(q.out[i])
+			q.out[i] = nil
+		}
 	}
 	q.out = q.out[:copy(q.out, q.out[i:])]
 	c.wakeWriter()

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"sync"
@@ -270,6 +271,10 @@ func etNoEvent[T any](t testing.TB, ch chan T, what string) {
 	t.Helper()
 	select {
 	case v := <-ch:
+		if reflect.ValueOf(v).Kind() == reflect.Pointer {
+			// Not %v: it would read the fields of a *Conn its loop owns.
+			t.Fatalf("unexpected %s: %T at %#x", what, v, reflect.ValueOf(v).Pointer())
+		}
 		t.Fatalf("unexpected %s: %v", what, v)
 	default:
 	}

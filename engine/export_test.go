@@ -67,3 +67,23 @@ func InputHeld(c *Conn) int {
 	}
 	return <-held
 }
+
+// OutputHeld returns the bytes of output chunks c's queue holds, read on
+// its loop.
+func OutputHeld(c *Conn) int {
+	held := make(chan int, 1)
+	if c.Execute(func(c *Conn) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		n := 0
+		if c.q != nil {
+			for _, ch := range c.q.out {
+				n += len(ch.buf)
+			}
+		}
+		held <- n
+	}) != nil {
+		return -1
+	}
+	return <-held
+}

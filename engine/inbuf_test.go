@@ -92,3 +92,20 @@ func testPartialFrameAllocs(t *testing.T) {
 }
 
 var partialAck = []byte("p")
+
+// TestIdleHoldsNoOutput checks that a connection whose queued output was
+// all sent holds no output chunk. On io_uring every reply made in OnData
+// is queued (and sent with the loop's next submission), and the last
+// chunk, partly filled, stayed with its connection "open for writers":
+// 1 KiB per idle connection, most of what an idle connection cost there.
+func TestIdleHoldsNoOutput(t *testing.T) { backendtest.Run(t, testIdleHoldsNoOutput) }
+
+func testIdleHoldsNoOutput(t *testing.T) {
+	h := etEchoHandler()
+	_, c, peer := etServe(t, h, engine.Options{}, "tcp")
+	etEchoes(t, peer, "one echo")
+	etWaitFor(t, "the echo sent", func() bool { return c.OutboundBuffered() == 0 })
+	if n := engine.OutputHeld(c); n != 0 {
+		t.Errorf("an idle connection holds %d bytes of output chunks, want none", n)
+	}
+}

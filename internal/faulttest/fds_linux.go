@@ -1,6 +1,7 @@
 package faulttest
 
 import (
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -38,22 +39,65 @@ func Exhaust(t testing.TB, keep int) *Exhaustion {
 	}
 	x := &Exhaustion{fds: []int{base}}
 	t.Cleanup(x.Release)
-	for {
-		fd, err := unix.FcntlInt(uintptr(base), unix.F_DUPFD_CLOEXEC, 0)
-		if err == unix.EMFILE {
-			break
-		}
-		if err != nil {
-			x.Release()
-			t.Fatalf("dup = %v after %d descriptors, want EMFILE at the limit (%d)", err, len(x.fds), lim.Cur)
-		}
-		x.fds = append(x.fds, fd)
+	if _, err := x.fill(); err != nil {
+		x.Release()
+		t.Fatalf("dup = %v after %d descriptors, want EMFILE at the limit (%d)", err, len(x.fds), lim.Cur)
 	}
 	for range min(keep, len(x.fds)) {
 		unix.Close(x.fds[len(x.fds)-1])
 		x.fds = x.fds[:len(x.fds)-1]
 	}
 	return x
+}
+
+// fill takes descriptors until the table is full, and returns how many
+// it took.
+func (x *Exhaustion) fill() (int, error) {
+	n := 0
+	for {
+		fd, err := unix.FcntlInt(uintptr(x.fds[0]), unix.F_DUPFD_CLOEXEC, 0)
+		if err == unix.EMFILE {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		x.fds = append(x.fds, fd)
+		n++
+	}
+}
+
+// Refill takes again the descriptors something else in the process freed
+// since Exhaust (a closing that was still under way), so that the table
+// is full again, and returns how many. Only for an Exhaust with keep 0.
+func (x *Exhaustion) Refill() int {
+	n, _ := x.fill()
+	return n
+}
+
+// Settle waits, for at most two seconds, until the process's number of
+// open descriptors has stayed the same for 100 ms: what earlier tests
+// were still closing (an engine's loops winding down) is closed before a
+// test fills the table, rather than freeing a slot in the middle of it.
+func Settle(t testing.TB) {
+	t.Helper()
+	count := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			return -1
+		}
+		return len(ents)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	last, same := count(), 0
+	for same < 5 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		if n := count(); n == last {
+			same++
+		} else {
+			last, same = n, 0
+		}
+	}
 }
 
 // Len returns how many descriptors fill the table.
