@@ -14,7 +14,7 @@ func (c *Conn) closeGracefully(err error) {
 		return
 	}
 	c.closing = true
-	c.coldOf().closeErr = err
+	c.setCloseError(err)
 	if err == nil || err == io.EOF {
 		c.closeNotify() // a clean end: say so, before writes stop
 	}
@@ -65,7 +65,7 @@ func (c *Conn) fail(err error) {
 	if c.closed {
 		return
 	}
-	c.coldOf().closeErr = err
+	c.setCloseError(err)
 	c.finish()
 }
 

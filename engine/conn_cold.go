@@ -69,6 +69,14 @@ func (c *Conn) closeError() error {
 	return nil
 }
 
+// setCloseError records err as what c's close reports. A nil error on a
+// connection without a cold part needs none made. It runs on c's loop.
+func (c *Conn) setCloseError(err error) {
+	if err != nil || c.cold.Load() != nil {
+		c.coldOf().closeErr = err
+	}
+}
+
 // detachedTo returns the hand-over Detach started, or nil. It runs on c's
 // loop.
 func (c *Conn) detachedTo() *handOver {
