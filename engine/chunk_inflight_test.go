@@ -83,3 +83,14 @@ func testInFlightChunksNotRecycled(t *testing.T) {
 		}
 	})
 }
+
+// each calls fn with every value the lists hold, under their lock.
+func (f *freeLists[T]) each(fn func(T)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, free := range f.free {
+		for _, v := range free {
+			fn(v)
+		}
+	}
+}

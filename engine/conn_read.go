@@ -35,7 +35,7 @@ func (c *Conn) attach(l *loop.Loop) {
 		c.timers.readAt = l.Now().UnixNano()
 		l.Schedule(&c.timers.idle, l.Now().Add(o.idleBound()))
 	}
-	if c.tlsOf() != nil {
+	if c.isTLS {
 		c.beginHandshake(l) // open runs when it ends
 		return
 	}
@@ -58,7 +58,7 @@ func (c *Conn) open() {
 	default:
 		c.flush()
 		switch {
-		case c.tlsOf() != nil:
+		case c.isTLS:
 			c.pumpTLS() // records that came with the handshake's last
 			c.flush()
 		case len(c.in.bytes()) > 0:
@@ -141,7 +141,7 @@ func (c *Conn) received(p loop.Completion) {
 // lives in the loop's read buffer), then keeps what was not consumed. On
 // a TLS connection data is records, which deliverTLS decrypts first.
 func (c *Conn) deliver(data []byte) {
-	if c.tlsOf() != nil {
+	if c.isTLS {
 		c.deliverTLS(data)
 		return
 	}

@@ -30,7 +30,7 @@ const maxVec = 1024
 // On a TLS connection Write encrypts p on the calling goroutine, into
 // records that take this path; the count is of p's bytes.
 func (c *Conn) Write(p []byte) (int, error) {
-	if c.tlsOf() != nil {
+	if c.isTLS {
 		return c.writeTLS(p)
 	}
 	return c.writeRaw(p)
@@ -48,7 +48,7 @@ func (c *Conn) writeRaw(p []byte) (int, error) {
 // Writev writes the buffers of bufs in order, as one Write: writes from
 // other goroutines do not land between them.
 func (c *Conn) Writev(bufs [][]byte) (int, error) {
-	if c.tlsOf() != nil {
+	if c.isTLS {
 		return c.writevTLS(bufs)
 	}
 	c.mu.Lock()
@@ -76,7 +76,7 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 	if q := c.q; q != nil && !q.writeBy.IsZero() && !c.lp.e.clock.Now().Before(q.writeBy) {
 		return 0, c.opError("write", ErrWriteDeadline)
 	}
-	if c.outN() > 0 && c.outN() >= c.lp.e.opts.MaxWriteBuffer {
+	if n := c.outN(); n > 0 && n >= c.lp.e.opts.MaxWriteBuffer {
 		// The backlog is full: c ends, and with it every later Write (its
 		// bytes would follow a hole).
 		c.dead = true
@@ -286,7 +286,7 @@ func (c *Conn) flush() {
 	c.mu.Lock()
 	c.flushPosted = false
 	if c.sending || c.outN() == 0 {
-		shut := c.shutWrite && c.outN() == 0 && !c.sending && !c.wrShut
+		shut := c.shutWrite && !c.sending && !c.wrShut
 		c.mu.Unlock()
 		if shut {
 			c.wrShut = true

@@ -53,7 +53,7 @@ func (c *Conn) Detach() (net.Conn, error) {
 // Its waits, and the callbacks it may be called from (ErrDetachBusy), are
 // Detach's. A TLS connection cannot be detached (errors.ErrUnsupported).
 func (c *Conn) DetachInput() (net.Conn, []byte, error) {
-	if c.tlsOf() != nil {
+	if c.isTLS {
 		// The record layer's state lives in the tls.Conn on the loop;
 		// the socket alone would be a stream cut mid-record.
 		return nil, nil, errTLSDetach

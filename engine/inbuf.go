@@ -98,17 +98,11 @@ func (p *inputPool) keep(in **inbuf, rest []byte, owned bool) {
 		}
 	case owned:
 		(*in).b = (*in).b[:copy((*in).b, rest)]
-	case len(rest) <= maxKeptInput:
-		if *in != nil {
-			p.put(*in) // empty: else rest would be owned
-		}
+	case len(rest) <= maxKeptInput: // not owned: *in is nil (an empty input is)
 		out := p.get(len(rest))
 		out.b = append(out.b, rest...)
 		*in = out
 	default:
-		if *in == nil {
-			*in = new(inbuf)
-		}
-		(*in).b = append((*in).b[:0], rest...)
+		*in = &inbuf{b: append([]byte(nil), rest...)}
 	}
 }
