@@ -85,3 +85,7 @@ func (s *swap) hasSpace() bool {
 
 // bytes returns the memory the swap buffer holds.
 func (s *swap) bytes() int { return len(s.chunks) * s.size }
+
+// HandsOff tells the io_uring backend that the loop's completions go to
+// the WaitIO goroutine, so the loop is not locked to a thread.
+func (s *swap) HandsOff() bool { return true }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net"
+	"net/netip"
 	"os"
 	"syscall"
 	"time"
@@ -151,7 +152,7 @@ func (ln *listener) Complete(l *loop.Loop, p loop.Completion) {
 	switch p.Errno() {
 	case 0:
 		ln.backoff = 0
-		ln.accepted(p.FD(), p.From())
+		ln.accepted(p.FD(), p.Peer(), p.From())
 		l.Accept(ln.tag)
 	case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
 		ln.lp.stats.acceptErrors.Add(1)
@@ -169,8 +170,9 @@ func (ln *listener) resume(time.Time) {
 	}
 }
 
-// accepted hands a new connection to its loop.
-func (ln *listener) accepted(fd int, from unix.Sockaddr) {
+// accepted hands a new connection to its loop. The peer is in peer when
+// the backend decoded it without allocating, and in from otherwise.
+func (ln *listener) accepted(fd int, peer netip.AddrPort, from unix.Sockaddr) {
 	e := ln.e
 	if isTCP(ln.network) {
 		// As package net does for every TCP connection: small replies go
@@ -180,9 +182,12 @@ func (ln *listener) accepted(fd int, from unix.Sockaddr) {
 	// An accepted TCP conn keeps its peer as a netip.AddrPort and shares
 	// the listener's address unless that is a wildcard: no allocation,
 	// no getsockname(2). RemoteAddr and LocalAddr build the rest on demand.
-	peer, ok := sock.AddrPort(from)
 	var raddr net.Addr
-	if !ok {
+	if peer.IsValid() {
+		peer = netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port()) // as sock.AddrPort
+	} else if ap, ok := sock.AddrPort(from); ok {
+		peer = ap
+	} else {
 		raddr = sock.Addr(ln.network, from)
 	}
 	laddr := &ln.addr

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"sync"
 	"syscall"
@@ -84,10 +85,14 @@ type Listener struct {
 	path    string // a Unix socket's file, removed by Close
 
 	serial sync.Mutex // one Accept at a time; held while parked
+	// rsa receives the peer's address of accept's sock.AcceptPeer, so an
+	// inet peer's costs no allocation. serial guards it.
+	rsa unix.RawSockaddrAny
 
 	mu      sync.Mutex // guards the parked Accept's fields
 	waiting bool
 	nfd     int
+	peer    netip.AddrPort
 	from    unix.Sockaddr
 	err     error
 	ready   chan struct{}
@@ -119,52 +124,61 @@ func (ln *Listener) AcceptConn() (*Conn, error) {
 		if passed(ln.deadline.Load()) {
 			return nil, ln.opError(errTimeout)
 		}
-		fd, sa, err := ln.accept()
+		fd, peer, sa, err := ln.accept()
 		switch {
 		case err == nil:
-			return ln.newConn(fd, sa)
+			return ln.newConn(fd, peer, sa)
 		case errors.Is(err, unix.ECONNABORTED), errors.Is(err, unix.EINTR):
 			continue
 		case !errors.Is(err, unix.EAGAIN):
 			return nil, ln.opError(os.NewSyscallError("accept", err))
 		}
-		fd, sa, err = ln.wait()
+		fd, peer, sa, err = ln.wait()
 		if err != nil {
 			return nil, err
 		}
 		if fd >= 0 {
-			return ln.newConn(fd, sa)
+			return ln.newConn(fd, peer, sa)
 		}
 	}
 }
 
-// accept tries accept(2) from the caller's goroutine.
-func (ln *Listener) accept() (int, unix.Sockaddr, error) {
+// accept tries accept(2) from the caller's goroutine, which holds
+// ln.serial. The peer is in peer or, when that is invalid, in the
+// Sockaddr (see sock.AcceptPeer).
+func (ln *Listener) accept() (int, netip.AddrPort, unix.Sockaddr, error) {
 	lfd, ok := ln.fd.Acquire()
 	if !ok {
-		return -1, nil, net.ErrClosed
+		return -1, netip.AddrPort{}, nil, net.ErrClosed
 	}
 	defer ln.fd.Release()
-	return sock.Accept(lfd)
+	return sock.AcceptPeer(lfd, &ln.rsa)
 }
 
 // wait has the loop accept and parks until it did, or was stopped; a
 // negative descriptor with a nil error means try again.
-func (ln *Listener) wait() (int, unix.Sockaddr, error) {
+func (ln *Listener) wait() (int, netip.AddrPort, unix.Sockaddr, error) {
 	ln.mu.Lock()
-	ln.waiting, ln.nfd, ln.from, ln.err = true, -1, nil, nil
+	ln.waiting, ln.nfd, ln.peer, ln.from, ln.err = true, -1, netip.AddrPort{}, nil, nil
 	ln.mu.Unlock()
 	if ln.lp.l.Post((*acceptTask)(ln)) != nil {
-		ln.complete(-1, nil, ln.opError(net.ErrClosed))
+		ln.fail(ln.opError(net.ErrClosed))
 	}
 	<-ln.ready
-	return ln.nfd, ln.from, ln.err
+	return ln.nfd, ln.peer, ln.from, ln.err
 }
 
-func (ln *Listener) complete(fd int, from unix.Sockaddr, err error) {
+// fail ends a parked Accept with err, or with nothing to accept (try
+// again) when err is nil.
+func (ln *Listener) fail(err error) { ln.complete(-1, netip.AddrPort{}, nil, err) }
+
+// complete ends a parked Accept with the connection fd from peer (or
+// from, when peer is invalid), or with err; with no Accept parked, the
+// connection is closed.
+func (ln *Listener) complete(fd int, peer netip.AddrPort, from unix.Sockaddr, err error) {
 	ln.mu.Lock()
 	if ln.waiting {
-		ln.waiting, ln.nfd, ln.from, ln.err = false, fd, from, err
+		ln.waiting, ln.nfd, ln.peer, ln.from, ln.err = false, fd, peer, from, err
 		ln.ready <- struct{}{}
 	} else if fd >= 0 {
 		sock.Close(fd)
@@ -177,11 +191,11 @@ type acceptTask Listener
 func (t *acceptTask) Run(l *loop.Loop) {
 	ln := (*Listener)(t)
 	if ln.closing || ln.closed.Load() {
-		ln.complete(-1, nil, ln.opError(net.ErrClosed))
+		ln.fail(ln.opError(net.ErrClosed))
 		return
 	}
 	if err := ln.begin(l, ln, true); err != nil {
-		ln.complete(-1, nil, ln.opError(err))
+		ln.fail(ln.opError(err))
 		return
 	}
 	l.Accept(ln.tag)
@@ -193,15 +207,15 @@ func (ln *Listener) Complete(l *loop.Loop, cp loop.Completion) {
 	ln.ended(l)
 	switch {
 	case cp.Errno() == unix.ECONNABORTED:
-		ln.complete(-1, nil, nil)
+		ln.fail(nil)
 	case cp.Errno() != 0:
-		ln.complete(-1, nil, ln.opError(os.NewSyscallError("accept", cp.Errno())))
+		ln.fail(ln.opError(os.NewSyscallError("accept", cp.Errno())))
 	case cp.Canceled() && ln.closed.Load():
-		ln.complete(-1, nil, ln.opError(net.ErrClosed))
+		ln.fail(ln.opError(net.ErrClosed))
 	case cp.Canceled():
-		ln.complete(-1, nil, ln.opError(errTimeout))
+		ln.fail(ln.opError(errTimeout))
 	default:
-		ln.complete(cp.FD(), cp.From(), nil)
+		ln.complete(cp.FD(), cp.Peer(), cp.From(), nil)
 	}
 	ln.settle(l)
 }
@@ -222,7 +236,7 @@ func (ln *Listener) Close() error {
 	if !ln.shut() {
 		return ln.opError(net.ErrClosed)
 	}
-	ln.complete(-1, nil, ln.opError(net.ErrClosed))
+	ln.fail(ln.opError(net.ErrClosed))
 	if ln.path != "" {
 		os.Remove(ln.path)
 	}
@@ -230,8 +244,9 @@ func (ln *Listener) Close() error {
 	return nil
 }
 
-// newConn wraps an accepted descriptor.
-func (ln *Listener) newConn(fd int, sa unix.Sockaddr) (*Conn, error) {
+// newConn wraps an accepted descriptor, whose peer is peer or, when that
+// is invalid, sa.
+func (ln *Listener) newConn(fd int, peer netip.AddrPort, sa unix.Sockaddr) (*Conn, error) {
 	if ln.network != "unix" {
 		// As package net does: small writes go out at once.
 		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
@@ -250,7 +265,13 @@ func (ln *Listener) newConn(fd int, sa unix.Sockaddr) (*Conn, error) {
 			laddr = sock.Addr(ln.network, lsa)
 		}
 	}
-	return newConn(g, fd, ln.network, laddr, sock.Addr(ln.network, sa), nil), nil
+	// The peer as package net shows it: TCPAddrFromAddrPort keeps a
+	// v4-mapped peer in 16 bytes, as sock.Addr does.
+	raddr := sock.Addr(ln.network, sa)
+	if peer.IsValid() {
+		raddr = net.TCPAddrFromAddrPort(peer)
+	}
+	return newConn(g, fd, ln.network, laddr, raddr, nil), nil
 }
 
 func (ln *Listener) opError(err error) error {

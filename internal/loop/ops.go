@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"net/netip"
 	"syscall"
 
 	"github.com/galeio/gale/internal/poller"
@@ -58,8 +59,17 @@ func (c Completion) Space() int { return c.c.BufID }
 // FD returns the descriptor an accept produced; the owner takes it over.
 func (c Completion) FD() int { return c.c.N }
 
-// From returns the peer of an accepted connection or the source of a
-// datagram.
+// Peer returns the IPv4 or IPv6 peer of an accepted connection when the
+// backend took it without allocating, as the kernel reported it (a
+// v4-mapped address stays mapped); From is then nil. It is invalid
+// otherwise (see poller.Completion).
+func (c Completion) Peer() netip.AddrPort { return c.c.Peer }
+
+// From returns the source of a datagram, or the peer of an accepted
+// connection whose Peer is invalid (a Unix socket's peer, an IPv6 one
+// with a scope ID, any on a backend that does not fill Peer); nil when
+// the backend could not learn the peer. An owner of an accept takes Peer
+// when it is valid, and From otherwise.
 func (c Completion) From() unix.Sockaddr { return c.c.From }
 
 // Canceled reports that Cancel ended the operation (after N bytes).

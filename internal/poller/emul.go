@@ -41,6 +41,9 @@ type emul struct {
 	fds  fdTable      // indexed by tag slot
 	ios  ioTable      // the buffers of operations in flight (see fdState)
 	iov  []unix.Iovec // write's scratch: used and cleared within one call
+	// rsa receives the peer's address of each accept (sock.AcceptPeer),
+	// so that an inet peer costs no allocation; decoded within the call.
+	rsa unix.RawSockaddrAny
 	// completions: later holds nil-buffer receives, tried at delivery
 	// (serveLater).
 	completions

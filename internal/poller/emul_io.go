@@ -74,10 +74,10 @@ func recvFrom(fd int, tag Tag, buf []byte) (Completion, syscall.Errno) {
 
 func (e *emul) accept(st *fdState) (Completion, bool) {
 	for {
-		nfd, from, err := sock.Accept(int(st.fd))
+		nfd, peer, from, err := sock.AcceptPeer(int(st.fd), &e.rsa)
 		switch errno := errnoOf(err); errno {
 		case 0:
-			return Completion{Tag: st.tag, Op: OpAccept, N: nfd, BufID: -1, From: from}, true
+			return Completion{Tag: st.tag, Op: OpAccept, N: nfd, BufID: -1, Peer: peer, From: from}, true
 		case unix.EINTR, unix.ECONNABORTED:
 			// ECONNABORTED: the peer left the queue before we took it
 			// (accept(2)); try the next one.

@@ -16,8 +16,8 @@ func SpillCap(be Backend, tag Tag) int {
 	if !ok {
 		return -1
 	}
-	if st := b.fds.at(int(tag.Slot())); st != nil {
-		return cap(st.spill)
+	if st := b.fds.at(int(tag.Slot())); st != nil && st.io != nil {
+		return cap(st.io.spill)
 	}
 	return 0
 }

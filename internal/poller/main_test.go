@@ -7,6 +7,7 @@ import (
 	"github.com/galeio/gale/internal/leaktest"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"syscall"
 	"testing"
@@ -80,6 +81,7 @@ type result struct {
 	Err   syscall.Errno
 	Buf   []byte
 	BufID int
+	Peer  netip.AddrPort
 	From  unix.Sockaddr
 	bufAt *byte // &Buf[0] of the original, if any
 }
@@ -90,7 +92,7 @@ func (r result) String() string {
 
 func record(dst *[]result) func(*poller.Completion) {
 	return func(c *poller.Completion) {
-		r := result{Tag: c.Tag, Op: c.Op, N: c.N, Err: c.Err, Buf: append([]byte(nil), c.Buf...), BufID: c.BufID, From: c.From}
+		r := result{Tag: c.Tag, Op: c.Op, N: c.N, Err: c.Err, Buf: append([]byte(nil), c.Buf...), BufID: c.BufID, Peer: c.Peer, From: c.From}
 		if cap(c.Buf) > 0 {
 			r.bufAt = &c.Buf[:1][0]
 		}

@@ -100,6 +100,21 @@ func testAccept(t *testing.T) {
 		if p := peer.(*unix.SockaddrInet4); p.Port != from.Port {
 			t.Errorf("accepted peer port %d, want %d", p.Port, from.Port)
 		}
+		// The completion carries the peer: in Peer, or in From for a
+		// backend that does not fill Peer.
+		want := from.AddrPort()
+		switch f := r.From.(type) {
+		case nil:
+			if r.Peer != want {
+				t.Errorf("accepted Peer = %v, want %v", r.Peer, want)
+			}
+		case *unix.SockaddrInet4:
+			if r.Peer.IsValid() || f.Port != from.Port || f.Addr != want.Addr().As4() {
+				t.Errorf("accepted Peer, From = %v, %#v, want From %v only", r.Peer, f, want)
+			}
+		default:
+			t.Errorf("accepted From = %#v, want nil or %v", r.From, want)
+		}
 	}
 
 	from := dial()

@@ -26,8 +26,8 @@
 //     before an error. bufs and their contents must stay unchanged until then.
 //   - Accept(tag) submits one accept on a listening socket. It completes
 //     with N set to the new descriptor (non-blocking, close-on-exec) and
-//     From to the peer's address, or with an error such as EMFILE; the
-//     caller resubmits for the next connection.
+//     the peer's address in Peer or From (see Completion), or with an
+//     error such as EMFILE; the caller resubmits for the next connection.
 //   - RecvFrom(tag, buf) receives one datagram into buf (never a provided
 //     buffer), with From set to its source.
 //   - Cancel(tag, op) ends an operation in flight after one last
@@ -78,6 +78,7 @@
 package poller
 
 import (
+	"net/netip"
 	"syscall"
 	"time"
 
@@ -132,8 +133,20 @@ type Completion struct {
 	// BufID is the Provider's identifier of Buf for a nil-buffer receive,
 	// and -1 otherwise.
 	BufID int
-	// From is the peer of an accepted connection or the source of a
-	// datagram.
+	// Peer is the IPv4 or IPv6 peer of an accepted connection, as the
+	// kernel reported it (a v4-mapped address stays mapped), when the
+	// backend decoded it without allocating (sock.AcceptPeer,
+	// sock.PeerName: Linux only, and not for an IPv6 address with a scope
+	// ID). From is then nil. Otherwise, and for every other operation,
+	// Peer is invalid (the zero netip.AddrPort).
+	Peer netip.AddrPort
+	// From is the source of a datagram, and the peer of an accepted
+	// connection whose Peer is invalid: a Unix socket's, an IPv6 one with
+	// a scope ID, or any from a backend that does not fill Peer (kqueue).
+	// It is nil for an accept whose peer the backend could not learn
+	// (getpeername(2) after io_uring's accept failed: the peer already
+	// reset the connection). A consumer of an accept takes Peer when it
+	// is valid, and From otherwise.
 	From unix.Sockaddr
 }
 
@@ -185,4 +198,24 @@ type ZeroCopier interface {
 type Transient interface {
 	Provider
 	Transient() bool
+}
+
+// HandOff is implemented by a Provider whose owner hands its completions
+// to other goroutines (aio's WaitIO, netconn's blocked Reads) instead of
+// finishing with them on the loop goroutine. The io_uring backend then
+// sets up a ring that any thread may drive, and leaves the loop goroutine
+// unlocked: a goroutine locked to its thread can only run there, so each
+// hand-off to and from it would cost a switch between threads (futex
+// calls), paid per result. An owner that consumes its completions on the
+// loop (engine) keeps the single-issuer ring, whose deferred task running
+// makes fewer kernel entries.
+type HandOff interface {
+	Provider
+	HandsOff() bool
+}
+
+// handsOff reports whether p's owner hands its completions off.
+func handsOff(p Provider) bool {
+	h, ok := p.(HandOff)
+	return ok && h.HandsOff()
 }

@@ -46,6 +46,7 @@ type uringBackend struct {
 	direct  bool // prov is Transient: lend ring buffers to callbacks
 	fds     urTable
 	bound   bool
+	unbound bool // a ring any thread drives (HandOff): the loop is not locked
 	closing bool
 
 	wakefd  sock.FD // the eventfd Wake writes, from any goroutine (see epoll.wakefd)
@@ -68,6 +69,8 @@ type uringBackend struct {
 	iov     []unix.Iovec        // scratch of the last attempt at cancelled sends
 	faults  map[uint64]injected // tests: injected failures by user_data (uring_fault_linux.go)
 	spares  [][]byte            // emptied spill arrays, for the next spill (emptySpill)
+	ioFree  []*urIO             // records no tag holds (uring_io_linux.go)
+	rsa     unix.RawSockaddrAny // an accepted peer's address, read on the loop goroutine
 
 	zcMin             int // stream sends of at least this many bytes are zero-copy; 0 none
 	zcSends, zcCopied int // zero-copy sends made, and those the kernel copied after all
@@ -103,11 +106,12 @@ func openURing(p Provider) (Backend, error) {
 // newURing is openURing with a submission queue of entries (tests make
 // it small, to fill it).
 func newURing(p Provider, entries uint32) (*uringBackend, error) {
-	r, err := uring.Setup(uring.Config{Entries: entries, CQEntries: ringCQ})
+	unbound := handsOff(p)
+	r, err := uring.Setup(uring.Config{Entries: entries, CQEntries: ringCQ, Unbound: unbound})
 	if err != nil {
 		return nil, err
 	}
-	b := &uringBackend{r: r, prov: p}
+	b := &uringBackend{r: r, prov: p, unbound: unbound}
 	b.wakefd.Init(-1)
 	if t, ok := p.(Transient); ok && t.Transient() {
 		b.direct = true
@@ -162,11 +166,15 @@ func (b *uringBackend) bufSize(size int) int {
 }
 
 // bind makes the calling goroutine the ring's owner: it stays locked to
-// its thread until Close. A ring that cannot be enabled fails the
-// backend (see fail).
+// its thread until Close, unless the ring is unbound. A ring that cannot
+// be enabled fails the backend (see fail).
 func (b *uringBackend) bind() {
-	runtime.LockOSThread()
 	b.bound = true
+	if b.unbound {
+		b.armWake()
+		return
+	}
+	runtime.LockOSThread()
 	if err := b.r.Enable(); err != nil {
 		b.fail(err)
 		return
@@ -202,8 +210,8 @@ func (b *uringBackend) Add(fd int, tag Tag, stream bool) error {
 	if st.rk != 0 || st.sk != 0 {
 		panic("poller: slot reused with operations in flight")
 	}
-	accepted := st.accepted[:0]
-	*st = urState{fd: fd, tag: tag, live: true, stream: stream, accepted: accepted}
+	b.releaseIO(st)
+	*st = urState{fd: fd, tag: tag, live: true, stream: stream, io: st.io}
 	return nil
 }
 
@@ -382,7 +390,9 @@ func (b *uringBackend) Close() error {
 	err := b.teardown()
 	if b.bound {
 		b.bound = false
-		runtime.UnlockOSThread()
+		if !b.unbound {
+			runtime.UnlockOSThread()
+		}
 	}
 	return err
 }

@@ -8,13 +8,13 @@ import (
 
 func (b *uringBackend) Recv(tag Tag, buf []byte) {
 	st := b.submitRecv(tag, OpRecv)
-	st.rbuf = buf
+	b.setRecvBuf(st, buf)
 	b.kickRecv(st)
 }
 
 func (b *uringBackend) RecvFrom(tag Tag, buf []byte) {
 	st := b.submitRecv(tag, OpRecvFrom)
-	st.rbuf = buf
+	b.setRecvBuf(st, buf)
 	b.kickRecv(st)
 }
 
@@ -35,9 +35,9 @@ func (b *uringBackend) recvKind(st *urState) uint8 {
 		return kAccept
 	case st.rop == OpRecvFrom:
 		return kPollIn
-	case st.rbuf == nil && b.direct:
+	case st.recvBuf() == nil && b.direct:
 		return kRecvMulti
-	case st.rbuf == nil:
+	case st.recvBuf() == nil:
 		return kRecvOne
 	}
 	return kRecv
@@ -80,8 +80,8 @@ func (b *uringBackend) kickRecv(st *urState) {
 	case kRecv:
 		e := b.sqe(makeUD(st.tag, kRecv))
 		e.Opcode, e.FD = uring.OpRecv, int32(st.fd)
-		if len(st.rbuf) > 0 {
-			e.Addr, e.Len = addrOf(st.rbuf), uint32(min(len(st.rbuf), 1<<30))
+		if buf := st.recvBuf(); len(buf) > 0 {
+			e.Addr, e.Len = addrOf(buf), uint32(min(len(buf), 1<<30))
 		}
 		if sock.Faulty() {
 			b.injectFault(e, sock.FaultRead, st.fd)
@@ -96,7 +96,8 @@ func (b *uringBackend) kickRecv(st *urState) {
 	case kPollIn:
 		if c, done := b.recvFrom(st); done {
 			b.ready = append(b.ready, c)
-			st.rop, st.rbuf = 0, nil
+			st.rop = 0
+			b.setRecvBuf(st, nil)
 			return
 		}
 		e := b.sqe(makeUD(st.tag, kPollIn))
@@ -127,7 +128,7 @@ func (b *uringBackend) recvDone(st *urState, c uring.CQE, fn func(*Completion)) 
 	// kRecv: a plain receive into the owner's buffer.
 	if c.Res >= 0 {
 		n := int(c.Res)
-		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, N: n, Buf: st.rbuf[:n], BufID: -1}, fn)
+		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, N: n, Buf: st.recvBuf()[:n], BufID: -1}, fn)
 		return
 	}
 	switch errno := unix.Errno(-c.Res); errno {
@@ -147,14 +148,14 @@ func (b *uringBackend) multiDone(st *urState, c uring.CQE, fn func(*Completion))
 	switch {
 	case c.Flags&uring.CQEFBuffer != 0:
 		data := b.bufData(c)
-		if st.rop == OpRecv && st.rbuf == nil && !st.rcancel && !st.hasSpill() {
+		if st.rop == OpRecv && st.recvBuf() == nil && !st.rcancel && !st.hasSpill() {
 			b.serveData(st, data, fn)
 		} else {
 			b.spillData(st, data)
 		}
 		b.consumed(c)
 	case c.Res == 0:
-		st.rend = endEOF
+		b.io(st).rend = endEOF
 	case c.Res < 0:
 		switch errno := unix.Errno(-c.Res); errno {
 		case unix.ENOBUFS:
@@ -164,16 +165,16 @@ func (b *uringBackend) multiDone(st *urState, c uring.CQE, fn func(*Completion))
 			return
 		case unix.ECANCELED, unix.EINTR, unix.EAGAIN:
 		default:
-			st.rend = errno
+			b.io(st).rend = errno
 		}
 	}
 	if st = b.state(tag); st == nil {
 		return // the callback removed the tag
 	}
 	if st.rk == kRecvMulti {
-		if (st.rop != OpRecv || st.rbuf != nil) && len(st.spill) >= spillMax {
+		if (st.rop != OpRecv || st.recvBuf() != nil) && st.spilled() >= spillMax {
 			b.idle = append(b.idle, tag)
-		} else if st.rop == OpRecv && st.rbuf == nil && st.hasSpill() {
+		} else if st.rop == OpRecv && st.recvBuf() == nil && st.hasSpill() {
 			b.later = append(b.later, tag)
 		}
 		return
@@ -198,23 +199,26 @@ const (
 // dropped: one burst can spill a whole batch of the ring's buffers
 // (megabytes).
 func (b *uringBackend) emptySpill(st *urState) {
-	st.spillOff = 0
-	if cap(st.spill) <= spillMax && len(b.spares) < maxSpares {
-		b.spares = append(b.spares, st.spill[:0])
+	r := st.io
+	r.spillOff = 0
+	if cap(r.spill) <= spillMax && len(b.spares) < maxSpares {
+		b.spares = append(b.spares, r.spill[:0])
 	}
-	st.spill = nil
+	r.spill = nil
+	b.releaseIO(st)
 }
 
 // spillData appends data to st's spill, in a spare array if st has none.
 func (b *uringBackend) spillData(st *urState, data []byte) {
-	if st.spill == nil {
+	r := b.io(st)
+	if r.spill == nil {
 		if n := len(b.spares); n > 0 {
-			st.spill = b.spares[n-1]
+			r.spill = b.spares[n-1]
 			b.spares[n-1] = nil
 			b.spares = b.spares[:n-1]
 		}
 	}
-	st.spill = append(st.spill, data...)
+	r.spill = append(r.spill, data...)
 }
 
 // maxSpares bounds the spill arrays a backend keeps for reuse.
@@ -272,22 +276,23 @@ func (b *uringBackend) acceptDone(st *urState, c uring.CQE, fn func(*Completion)
 	if c.Res >= 0 {
 		fd := int(c.Res)
 		if st.rop == OpAccept && !st.rcancel && !st.hasSpill() {
-			b.finishRecv(st, acceptCompletion(tag, fd), fn)
+			b.finishRecv(st, b.acceptCompletion(tag, fd), fn)
 		} else {
-			st.accepted = append(st.accepted, fd)
+			r := b.io(st)
+			r.accepted = append(r.accepted, fd)
 		}
 	} else {
 		switch errno := unix.Errno(-c.Res); errno {
 		case unix.ECANCELED, unix.EINTR, unix.EAGAIN, unix.ECONNABORTED:
 		default: // EMFILE, ENFILE, ENOBUFS, ENOMEM...: the owner decides
-			st.rend = errno
+			b.io(st).rend = errno
 		}
 	}
 	if st = b.state(tag); st == nil {
 		return
 	}
 	if st.rk == kAccept {
-		if st.rop != OpAccept && len(st.accepted) >= acceptMax {
+		if st.rop != OpAccept && st.waiting() >= acceptMax {
 			b.idle = append(b.idle, tag)
 		} else if st.hasSpill() {
 			b.later = append(b.later, tag)
@@ -297,9 +302,12 @@ func (b *uringBackend) acceptDone(st *urState, c uring.CQE, fn func(*Completion)
 	b.kickRecv(st)
 }
 
-func acceptCompletion(tag Tag, fd int) Completion {
-	from, _ := unix.Getpeername(fd)
-	return Completion{Tag: tag, Op: OpAccept, N: fd, BufID: -1, From: from}
+// acceptCompletion completes an accept with fd. A multishot accept
+// brings no address: getpeername(2) into the backend's own space (no
+// allocation for an IPv4 or IPv6 peer).
+func (b *uringBackend) acceptCompletion(tag Tag, fd int) Completion {
+	peer, from, _ := sock.PeerName(fd, &b.rsa)
+	return Completion{Tag: tag, Op: OpAccept, N: fd, BufID: -1, Peer: peer, From: from}
 }
 
 // stopIdle cancels a multishot whose owner did not ask for more during the
@@ -334,34 +342,40 @@ func (b *uringBackend) serveRecv(st *urState, fn func(*Completion)) {
 
 func (b *uringBackend) fromSpill(st *urState) (Completion, bool) {
 	c := Completion{Tag: st.tag, Op: st.rop, BufID: -1}
+	r := st.io
+	if r == nil {
+		return c, false
+	}
 	if st.rop == OpAccept {
-		if len(st.accepted) > 0 {
-			fd := st.accepted[0]
-			st.accepted = st.accepted[:copy(st.accepted, st.accepted[1:])]
-			return acceptCompletion(st.tag, fd), true
+		if len(r.accepted) > 0 {
+			fd := r.accepted[0]
+			r.accepted = r.accepted[:copy(r.accepted, r.accepted[1:])]
+			b.releaseIO(st)
+			return b.acceptCompletion(st.tag, fd), true
 		}
-	} else if st.rop == OpRecv && len(st.spill) > 0 {
-		if st.rcancel && st.rbuf == nil && b.direct {
+	} else if st.rop == OpRecv && len(r.spill) > 0 {
+		if st.rcancel && r.rbuf == nil && b.direct {
 			// A cancelled receive brings every byte held, lent as the
 			// ring's buffers are: its owner may hand the socket over, and
 			// what stayed would go with the tag. The array goes with it.
-			c.Buf = st.spill[st.spillOff:]
+			c.Buf = r.spill[r.spillOff:]
 			c.N = len(c.Buf)
-			st.spill, st.spillOff = nil, 0
+			r.spill, r.spillOff = nil, 0
+			b.releaseIO(st)
 			return c, true
 		}
-		buf := st.rbuf
+		buf := r.rbuf
 		if buf == nil {
 			if buf, c.BufID = b.prov.Provide(); buf == nil {
 				c.Err = NoSpace
 				return c, true
 			}
 		}
-		c.N = copy(buf, st.spill[st.spillOff:])
+		c.N = copy(buf, r.spill[r.spillOff:])
 		c.Buf = buf[:c.N]
 		// Consumed from the front without moving the rest: a large spill
 		// served in small pieces would otherwise be copied over and over.
-		if st.spillOff += c.N; st.spillOff == len(st.spill) {
+		if r.spillOff += c.N; r.spillOff == len(r.spill) {
 			b.emptySpill(st)
 		}
 		if c.BufID >= 0 {
@@ -369,11 +383,12 @@ func (b *uringBackend) fromSpill(st *urState) (Completion, bool) {
 		}
 		return c, true
 	}
-	if st.rend != 0 && st.rop != OpRecvFrom {
-		if st.rend != endEOF {
-			c.Err = st.rend
+	if r.rend != 0 && st.rop != OpRecvFrom {
+		if r.rend != endEOF {
+			c.Err = r.rend
 		}
-		st.rend = 0
+		r.rend = 0
+		b.releaseIO(st)
 		return c, true
 	}
 	return c, false
@@ -385,15 +400,15 @@ func (b *uringBackend) lastRecv(st *urState) Completion {
 	c := Completion{Tag: st.tag, Op: st.rop, Err: unix.ECANCELED, BufID: -1}
 	switch st.rop {
 	case OpAccept:
-		if fd, from, err := sock.Accept(st.fd); err == nil {
-			c = Completion{Tag: st.tag, Op: OpAccept, N: fd, BufID: -1, From: from}
+		if fd, peer, from, err := sock.AcceptPeer(st.fd, &b.rsa); err == nil {
+			c = Completion{Tag: st.tag, Op: OpAccept, N: fd, BufID: -1, Peer: peer, From: from}
 		}
 	case OpRecvFrom:
 		if got, done := b.recvFrom(st); done {
 			c = got
 		}
 	case OpRecv:
-		buf, id := st.rbuf, -1
+		buf, id := st.recvBuf(), -1
 		if buf == nil {
 			if buf, id = b.prov.Provide(); buf == nil {
 				return c
@@ -414,7 +429,7 @@ func (b *uringBackend) lastRecv(st *urState) Completion {
 // recvFrom tries one datagram receive; done is false on EAGAIN.
 func (b *uringBackend) recvFrom(st *urState) (Completion, bool) {
 	for {
-		switch c, errno := recvFrom(st.fd, st.tag, st.rbuf); errno {
+		switch c, errno := recvFrom(st.fd, st.tag, st.recvBuf()); errno {
 		case unix.EINTR:
 		case unix.EAGAIN:
 			return Completion{}, false
@@ -426,7 +441,8 @@ func (b *uringBackend) recvFrom(st *urState) (Completion, bool) {
 
 // finishRecv ends st's receive and delivers c.
 func (b *uringBackend) finishRecv(st *urState, c Completion, fn func(*Completion)) {
-	st.rop, st.rbuf, st.rcancel = 0, nil, false
+	st.rop, st.rcancel = 0, false
+	b.setRecvBuf(st, nil)
 	b.deliver(c, fn)
 }
 
@@ -442,7 +458,7 @@ func (b *uringBackend) readNow(st *urState) bool {
 	buf, id := b.prov.Provide()
 	if buf == nil {
 		b.ready = append(b.ready, Completion{Tag: st.tag, Op: OpRecv, Err: NoSpace, BufID: -1})
-		st.rop, st.rbuf = 0, nil
+		st.rop = 0
 		return true
 	}
 	n, errno := sock.Read(st.fd, buf)
@@ -455,6 +471,6 @@ func (b *uringBackend) readNow(st *urState) bool {
 		id = -1
 	}
 	b.ready = append(b.ready, Completion{Tag: st.tag, Op: OpRecv, N: n, Err: errno, Buf: buf[:n], BufID: id})
-	st.rop, st.rbuf = 0, nil
+	st.rop = 0
 	return true
 }

@@ -37,14 +37,16 @@ func (b *uringBackend) Remove(tag Tag) error {
 	if st.sk != 0 && !sendQueued {
 		b.dropSend(st)
 	}
-	st.rk, st.sk, st.msg = 0, 0, nil
-	for _, fd := range st.accepted {
-		sock.Close(fd)
+	st.rk, st.sk = 0, 0
+	if r := st.io; r != nil {
+		for _, fd := range r.accepted {
+			sock.Close(fd)
+		}
+		// No spill is kept: a burst may have grown it to megabytes.
+		r.accepted, r.spill, r.spillOff, r.rend = r.accepted[:0], nil, 0, 0
+		r.rbuf, r.sbufs, r.zres = nil, nil, 0
+		b.releaseIO(st)
 	}
-	// The slot keeps no spill: it may stay unused for long, and a burst
-	// may have grown the spill to megabytes.
-	st.accepted, st.spill, st.spillOff = st.accepted[:0], nil, 0
-	st.rbuf, st.sbufs = nil, nil
 	return nil
 }
 
@@ -88,7 +90,7 @@ var nopped = new(orphan)
 func (b *uringBackend) dropRecv(st *urState) {
 	data := makeUD(st.tag, st.rk)
 	if st.rk == kRecv {
-		b.keep(data, &orphan{buf: st.rbuf})
+		b.keep(data, &orphan{buf: st.recvBuf()})
 	}
 	b.cancel(data)
 }
@@ -100,7 +102,9 @@ func (b *uringBackend) dropSend(st *urState) {
 		b.zcReset(st)
 	}
 	data := makeUD(st.tag, st.sk)
-	b.keep(data, &orphan{bufs: st.sbufs, msg: st.msg})
+	r := st.io
+	b.keep(data, &orphan{bufs: r.sbufs, msg: r.msg})
+	r.msg = nil // the orphan's until the last completion
 	b.cancel(data)
 }
 

@@ -11,12 +11,14 @@ import (
 
 func (b *uringBackend) Send(tag Tag, bufs [][]byte) {
 	st := b.submitSend(tag, OpSend)
-	st.sbufs, st.sent, st.total = bufs, 0, sendLen(bufs)
-	if st.total == 0 {
+	total := sendLen(bufs)
+	if total == 0 {
 		b.ready = append(b.ready, Completion{Tag: tag, Op: OpSend, BufID: -1})
-		st.sop, st.sbufs = 0, nil
+		st.sop = 0
 		return
 	}
+	r := b.io(st)
+	r.sbufs, r.sent, r.total = bufs, 0, total
 	b.armSend(st)
 }
 
@@ -32,23 +34,24 @@ func sendFlags(stream bool) uint32 {
 // armSend submits the unsent part of st's send: IORING_OP_SEND for one
 // buffer, IORING_OP_SENDMSG with a vector for several.
 func (b *uringBackend) armSend(st *urState) {
-	skip, first := st.sent, 0
-	for skip >= len(st.sbufs[first]) {
-		skip -= len(st.sbufs[first])
+	r := st.io
+	skip, first := r.sent, 0
+	for skip >= len(r.sbufs[first]) {
+		skip -= len(r.sbufs[first])
 		first++
 	}
 	e := b.sqe(makeUD(st.tag, kSend))
 	e.FD, e.OpFlags = int32(st.fd), sendFlags(st.stream)
 	st.sk = kSend
-	if first == len(st.sbufs)-1 {
-		rest := st.sbufs[first][skip:]
+	if first == len(r.sbufs)-1 {
+		rest := r.sbufs[first][skip:]
 		e.Opcode, e.Addr, e.Len = uring.OpSend, addrOf(rest), uint32(min(len(rest), 1<<30))
 	} else {
-		if st.msg == nil {
-			st.msg = new(urMsg)
+		if r.msg == nil {
+			r.msg = new(urMsg)
 		}
-		m := st.msg
-		m.iov, _ = appendIovecs(m.iov[:0], st.sbufs, st.sent)
+		m := r.msg
+		m.iov, _ = appendIovecs(m.iov[:0], r.sbufs, r.sent)
 		m.hdr = unix.Msghdr{Iov: &m.iov[0]}
 		m.hdr.SetIovlen(len(m.iov))
 		e.Opcode, e.Addr = uring.OpSendmsg, uint64(uintptr(unsafe.Pointer(&m.hdr)))
@@ -71,39 +74,44 @@ func (b *uringBackend) sendDone(st *urState, c uring.CQE, fn func(*Completion)) 
 		st.zc = false
 	}
 	st.sk, st.sstop = 0, false
+	r := st.io
 	var errno syscall.Errno
 	if c.Res > 0 {
-		st.sent += int(c.Res)
+		r.sent += int(c.Res)
 	} else if c.Res < 0 {
 		errno = unix.Errno(-c.Res)
 	}
 	switch {
-	case st.sent == st.total:
-		b.finishSend(st, Completion{Tag: st.tag, Op: OpSend, N: st.sent, BufID: -1}, fn)
+	case r.sent == r.total:
+		b.finishSend(st, Completion{Tag: st.tag, Op: OpSend, N: r.sent, BufID: -1}, fn)
 	case st.scancel:
 		b.finishSend(st, b.lastSend(st), fn)
 	case zc && errno == unix.EOPNOTSUPP:
 		st.nozc = true // a socket without zero-copy sends: copy
 		b.armSend(st)
 	case errno == 0 || errno == unix.EAGAIN || errno == unix.EINTR:
-		b.armSend(st) // a short send: the rest
+		// A short send: the rest. ECANCELED that no one asked for comes
+		// from the exit of the thread that submitted the send (an unbound
+		// ring's goroutine moves between threads): go on from here.
+		b.armSend(st)
 	default:
-		b.finishSend(st, Completion{Tag: st.tag, Op: OpSend, N: st.sent, Err: errno, BufID: -1}, fn)
+		b.finishSend(st, Completion{Tag: st.tag, Op: OpSend, N: r.sent, Err: errno, BufID: -1}, fn)
 	}
 }
 
 // lastSend makes the last non-blocking attempt of a cancelled send: space
 // already there still counts.
 func (b *uringBackend) lastSend(st *urState) Completion {
-	for st.sent < st.total {
+	r := st.io
+	for r.sent < r.total {
 		n, errno := b.writeRest(st)
 		if errno != 0 || n == 0 {
 			break
 		}
-		st.sent += n
+		r.sent += n
 	}
-	c := Completion{Tag: st.tag, Op: OpSend, N: st.sent, Err: unix.ECANCELED, BufID: -1}
-	if st.sent == st.total {
+	c := Completion{Tag: st.tag, Op: OpSend, N: r.sent, Err: unix.ECANCELED, BufID: -1}
+	if r.sent == r.total {
 		c.Err = 0
 	}
 	return c
@@ -111,18 +119,26 @@ func (b *uringBackend) lastSend(st *urState) Completion {
 
 // writeRest writes what it can of the unsent part of st's send now.
 func (b *uringBackend) writeRest(st *urState) (n int, errno syscall.Errno) {
-	n, _, errno, b.iov = writevFrom(st.fd, b.iov, st.sbufs, st.sent)
+	n, _, errno, b.iov = writevFrom(st.fd, b.iov, st.io.sbufs, st.io.sent)
 	return n, errno
 }
 
 // finishSend ends st's send and delivers c.
 func (b *uringBackend) finishSend(st *urState, c Completion, fn func(*Completion)) {
-	st.sop, st.sbufs, st.scancel = 0, nil, false
-	if st.msg != nil {
-		clear(st.msg.iov) // keep no buffer alive
-		st.msg.hdr = unix.Msghdr{}
-	}
+	b.endSend(st)
 	b.deliver(c, fn)
+}
+
+// endSend forgets st's send and its buffers.
+func (b *uringBackend) endSend(st *urState) {
+	st.sop, st.scancel = 0, false
+	r := st.io
+	r.sbufs, r.sent, r.total = nil, 0, 0
+	if r.msg != nil {
+		clear(r.msg.iov) // keep no buffer alive
+		r.msg.hdr = unix.Msghdr{}
+	}
+	b.releaseIO(st)
 }
 
 // Cancel ends tag's operation op after one last non-blocking attempt, once
@@ -168,7 +184,7 @@ func (b *uringBackend) Cancel(tag Tag, op Op) {
 	}
 	if st.sk == 0 {
 		c := b.lastSend(st)
-		st.sop, st.sbufs, st.scancel = 0, nil, false
+		b.endSend(st)
 		b.ready = append(b.ready, c)
 		return
 	}

@@ -54,9 +54,9 @@ func TestURingRemoveDropsSpill(t *testing.T) {
 	chunk := make([]byte, 32<<10)
 	got := 0
 	deadline := time.Now().Add(10 * time.Second)
-	for st := b.state(tag); len(st.spill) < spillMax; {
+	for st := b.state(tag); st.spilled() < spillMax; {
 		if time.Now().After(deadline) {
-			t.Fatalf("spill holds %d bytes after 10 s, want %d", len(st.spill), spillMax)
+			t.Fatalf("spill holds %d bytes after 10 s, want %d", st.spilled(), spillMax)
 		}
 		unix.Write(fds[1], chunk) // EAGAIN once the socket is full: retried
 		if err := b.Wait(time.Millisecond, func(c *Completion) { got += c.N }); err != nil {
@@ -66,11 +66,11 @@ func TestURingRemoveDropsSpill(t *testing.T) {
 	if got == 0 {
 		t.Fatalf("the receive did not complete")
 	}
-	spilled := cap(b.state(tag).spill)
+	spilled := SpillCap(b, tag)
 	if err := b.Remove(tag); err != nil {
 		t.Fatal(err)
 	}
-	if c := cap(b.fds.at(int(tag.Slot())).spill); c != 0 {
+	if c := SpillCap(b, tag); c != 0 {
 		t.Errorf("after Remove, the slot keeps a spill of %d bytes (it had %d), want none", c, spilled)
 	}
 }

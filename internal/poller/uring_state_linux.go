@@ -61,8 +61,9 @@ func (d ud) matches(tag Tag) bool {
 // last completion of the previous one, so a completion's kind says which
 // operation it ends.
 type urState struct {
-	fd      int
 	tag     Tag
+	io      *urIO // the operations' Go memory (uring_io_linux.go); nil while none
+	fd      int
 	live    bool
 	stream  bool
 	rstop   bool // an async cancel of the receive side's kernel operation is pending
@@ -72,27 +73,13 @@ type urState struct {
 	rk, sk  uint8
 	rop     Op
 	sop     Op
-	rend    syscall.Errno // how the receive side ended after spill: 0 none, endEOF, or an errno
-
-	rbuf []byte
-	// spill holds data a multishot receive brought while the owner was not
-	// reading, copied out of the buffer ring so it is never held there.
-	spill    []byte
-	spillOff int   // bytes of spill already served
-	accepted []int // descriptors a multishot accept brought while no one accepted
-
-	sbufs   [][]byte
-	sent    int
-	total   int
-	msg     *urMsg
-	zres    int32 // a zero-copy send's result, held until its notification
-	zc      bool  // the send in flight is zero-copy (uring_zc_linux.go)
-	nozc    bool  // the socket has no zero-copy sends
-	zcKnown bool  // nozc was looked up
-	zreset  bool  // zcReset disconnected the socket
+	zc      bool // the send in flight is zero-copy (uring_zc_linux.go)
+	nozc    bool // the socket has no zero-copy sends
+	zcKnown bool // nozc was looked up
+	zreset  bool // zcReset disconnected the socket
 }
 
-// endEOF marks an end of file in urState.rend.
+// endEOF marks an end of file in urIO.rend.
 const endEOF = syscall.Errno(^uint32(0) >> 1)
 
 // urMsg is the msghdr and vector of a sendmsg: Go memory the kernel reads
@@ -108,10 +95,6 @@ type orphan struct {
 	buf  []byte
 	bufs [][]byte
 	msg  *urMsg
-}
-
-func (st *urState) hasSpill() bool {
-	return len(st.spill) > 0 || st.rend != 0 || len(st.accepted) > 0
 }
 
 // urTable is the io_uring backend's table (see pagedTable).

@@ -48,7 +48,7 @@ func (b *uringBackend) SetZeroCopy(min int) bool {
 // zeroCopy tells whether st's send goes zero-copy. The first time, it
 // asks the socket's family: only TCP has zero-copy sends.
 func (b *uringBackend) zeroCopy(st *urState) bool {
-	if b.zcMin == 0 || !st.stream || st.nozc || st.total < b.zcMin {
+	if b.zcMin == 0 || !st.stream || st.nozc || st.io.total < b.zcMin {
 		return false
 	}
 	if !st.zcKnown {
@@ -79,12 +79,12 @@ func (b *uringBackend) zcHold(st *urState, c *uring.CQE) bool {
 		if uint32(c.Res)&uring.NotifZCCopied != 0 {
 			b.zcCopied++
 		}
-		c.Res, c.Flags, st.zres = st.zres, 0, 0
+		c.Res, c.Flags, st.io.zres = st.io.zres, 0, 0
 		return true
 	}
 	b.zcSends++
 	if c.Flags&uring.CQEFMore != 0 {
-		st.zres = c.Res
+		st.io.zres = c.Res
 		return false
 	}
 	return true // failed before the kernel took any page: no notification

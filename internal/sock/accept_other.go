@@ -3,6 +3,7 @@
 package sock
 
 import (
+	"net/netip"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -27,4 +28,12 @@ func Accept(fd int) (int, unix.Sockaddr, error) {
 		return -1, nil, err
 	}
 	return nfd, sa, nil
+}
+
+// AcceptPeer is Accept for the callers that, on Linux, take an inet peer
+// without allocating (see accept_linux.go). Here the peer always comes
+// back as sa, as Accept gives it, with peer invalid, and rsa is unused.
+func AcceptPeer(fd int, rsa *unix.RawSockaddrAny) (nfd int, peer netip.AddrPort, sa unix.Sockaddr, err error) {
+	nfd, sa, err = Accept(fd)
+	return nfd, netip.AddrPort{}, sa, err
 }

@@ -27,6 +27,10 @@ const Required = FeatSingleMmap | FeatNoDrop | FeatExtArg | FeatRegRegRing
 type Config struct {
 	Entries   uint32 // submission queue entries (rounded up to a power of 2)
 	CQEntries uint32 // completion queue entries; 0 means 4 × Entries
+	// Unbound makes a ring any thread may submit to and wait on: no
+	// SINGLE_ISSUER or DEFER_TASKRUN, so its owner need not be locked to
+	// a thread.
+	Unbound bool
 }
 
 // Ring is one io_uring instance. See the package documentation for its
@@ -66,6 +70,13 @@ var flagSets = []uint32{
 	0,
 }
 
+// unboundSets are the flags tried for an Unbound ring. Cooperative task
+// running still works when the submitting goroutine moves between
+// threads: the kernel queues a completion's work on the thread that
+// submitted the operation and wakes it if it sleeps (a running thread
+// runs it at its next kernel entry, which a Go thread makes often).
+var unboundSets = []uint32{SetupCoopTaskrun | SetupTaskrunFlag, 0}
+
 // Setup creates a ring. Errors that mean io_uring cannot be used wrap
 // ErrUnavailable.
 func Setup(cfg Config) (*Ring, error) {
@@ -77,14 +88,18 @@ func Setup(cfg Config) (*Ring, error) {
 	}
 	var p params
 	var fd int
-	for i, fl := range flagSets {
+	sets := flagSets
+	if cfg.Unbound {
+		sets = unboundSets
+	}
+	for i, fl := range sets {
 		p = params{flags: fl | SetupCQSize | SetupClamp | SetupSubmitAll, cqEntries: cfg.CQEntries}
 		var errno unix.Errno
 		fd, errno = hooks.Setup(cfg.Entries, unsafe.Pointer(&p))
 		if errno == 0 {
 			break
 		}
-		if errno == unix.EINVAL && i < len(flagSets)-1 {
+		if errno == unix.EINVAL && i < len(sets)-1 {
 			continue // an older kernel: try fewer flags
 		}
 		return nil, setupError(errno)
