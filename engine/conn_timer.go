@@ -34,10 +34,11 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 func (c *Conn) SetWriteDeadline(t time.Time) error {
 	c.mu.Lock()
 	if !t.IsZero() && c.q == nil {
-		c.q = &outQueue{}
+		c.q = c.lp.e.queues.get()
 	}
 	if c.q != nil {
 		c.q.writeBy = t
+		c.putQueue() // an idle queue kept only for the deadline
 	}
 	c.mu.Unlock()
 	return c.post(loop.Func(func(l *loop.Loop) { c.setTimer(l, func(ts *connTimers) *loop.Timer { return &ts.writeDL }, t) }))

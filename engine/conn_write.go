@@ -204,20 +204,76 @@ func (c *Conn) CloseWrite() error {
 	return c.post((*flushTask)(c))
 }
 
-// outQueue is a connection's queued output, made the first time a write
-// cannot go out at once.
+// outQueue is a connection's queued output, taken from the engine's
+// queuePool when a write cannot go out at once (or a write deadline is
+// set), and given back once nothing needs it (putQueue). All its fields
+// are guarded by the conn's mu.
 type outQueue struct {
 	n   int      // bytes queued
 	out []*chunk // queued output, in order
 	vec [][]byte // the send in flight: views of out's chunks
 	// writeBy is the write deadline (SetWriteDeadline): Writes after it
-	// fail. Guarded by the conn's mu.
+	// fail. The queue stays with its conn while it is set.
 	writeBy time.Time
 	// A WaitOutput in progress: released through drain once the queue
-	// holds at most waitAt bytes, or the conn is dead. Guarded by mu.
+	// holds at most waitAt bytes, or the conn is dead. The release clears
+	// waiting; inWait is cleared only by the waiter, once it holds mu
+	// again: until then it may still use the queue and receive from drain,
+	// so the queue stays with its conn.
 	drain   chan struct{}
 	waitAt  int
 	waiting bool
+	inWait  bool
+}
+
+// queuePool recycles output queues across an engine's connections, so an
+// idle connection holds none (on io_uring every reply made in OnData is
+// queued, and each connection that ever replied kept one) and a
+// steady-state write takes one without allocating. Any goroutine may use
+// it (see freeLists, which also says how it shrinks); it has one class.
+type queuePool struct{ freeLists[*outQueue] }
+
+// keptVec bounds the out and vec arrays a pooled queue keeps: a queue
+// that grew long lets them go, so that neither the pool nor a connection
+// that takes the queue for a short reply holds them.
+const keptVec = 64
+
+func (p *queuePool) get() *outQueue {
+	if q, ok := p.pop(0); ok {
+		return q
+	}
+	return new(outQueue)
+}
+
+// put takes back q, empty and unshared, keeping its arrays (cleared, so
+// they hold no chunk or buffer alive) and its drain channel (emptied of
+// a wake no waiter took).
+func (p *queuePool) put(q *outQueue) {
+	clear(q.out[:cap(q.out)])
+	clear(q.vec[:cap(q.vec)])
+	q.out, q.vec = q.out[:0], q.vec[:0]
+	if cap(q.out) > keptVec || cap(q.vec) > keptVec {
+		q.out, q.vec = nil, nil
+	}
+	select {
+	case <-q.drain:
+	default:
+	}
+	q.waitAt = 0
+	p.push(0, q)
+}
+
+// putQueue gives c's queue back to the pool once nothing needs it: all
+// of it is sent, no send is in flight (the backend reads vec until the
+// send completes), no WaitOutput is inside (inWait), and no write
+// deadline is set (the queue holds it). c.mu is held; any goroutine.
+func (c *Conn) putQueue() {
+	q := c.q
+	if q == nil || q.n != 0 || c.sending || q.inWait || !q.writeBy.IsZero() {
+		return
+	}
+	c.q = nil
+	c.lp.e.queues.put(q)
 }
 
 // enqueue copies p to the tail of the output queue. c.mu is held.
@@ -225,7 +281,7 @@ func (c *Conn) enqueue(p []byte) {
 	c.lp.e.queued.Add(int64(len(p)))
 	c.lp.stats.queued.Add(int64(len(p)))
 	if c.q == nil {
-		c.q = &outQueue{}
+		c.q = c.lp.e.queues.get()
 	}
 	q := c.q
 	q.n += len(p)
@@ -251,7 +307,8 @@ func (c *Conn) enqueue(p []byte) {
 // send's last completion (io_uring's does), which the closing connection
 // will not see, so they are left to the garbage collector; the backend
 // keeps them referenced meanwhile. The send covers the first len(q.vec)
-// chunks. c.mu is held.
+// chunks. The queue itself goes back to its pool only without such a
+// send (putQueue). c.mu is held.
 func (c *Conn) releaseOutput() {
 	if c.q == nil {
 		return
@@ -269,6 +326,7 @@ func (c *Conn) releaseOutput() {
 		c.q.out[i] = nil
 	}
 	c.q.out = c.q.out[:0]
+	c.putQueue()
 }
 
 // flushTask sends c's queue from its loop. It is the Conn itself under
@@ -309,12 +367,15 @@ func (c *Conn) flush() {
 	c.water()
 }
 
-// sent handles a send's completion: the bytes written leave the queue.
+// sent handles a send's completion: the bytes written leave the queue,
+// and the queue goes back to the pool if they were the last (putQueue).
+// The backend holds no view of vec by now (poller.Backend's contract).
 func (c *Conn) sent(p loop.Completion) {
 	c.mu.Lock()
 	clear(c.q.vec)
 	c.sending = false
 	c.consume(p.N())
+	c.putQueue()
 	c.mu.Unlock()
 	c.lp.stats.bytesOut.Add(uint64(p.N()))
 	c.touchDone()

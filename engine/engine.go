@@ -20,6 +20,7 @@ type Engine struct {
 	loops   []*eloop
 	next    atomic.Uint32
 	chunks  chunkPool
+	queues  queuePool
 	inputs  inputPool
 	queued  atomic.Int64 // output bytes queued across the engine
 	over    atomic.Bool  // queued > Options.OutputBudget, as last seen
@@ -35,7 +36,7 @@ type Engine struct {
 	idle      chan struct{}
 	done      chan struct{}
 	tick      loop.Timer
-	trim      loop.Timer // the chunk and input pools', on loop 0
+	trim      loop.Timer // the chunk, queue and input pools', on loop 0
 }
 
 const (
@@ -83,10 +84,12 @@ func New(h Handler, o Options) (*Engine, error) {
 // alike. Stats names the backend each loop runs.
 func (e *Engine) Backend() Backend { return e.opts.Backend }
 
-// trimPool lets go of the output chunks and input buffers nobody used
-// since the last trim, and comes back in a trimInterval. It runs on loop 0.
+// trimPool lets go of the output chunks, output queues and input buffers
+// nobody used since the last trim, and comes back in a trimInterval. It
+// runs on loop 0.
 func (e *Engine) trimPool(now time.Time) {
 	e.chunks.trim()
+	e.queues.trim()
 	e.inputs.trim()
 	e.loops[0].l.Schedule(&e.trim, now.Add(trimInterval))
 }

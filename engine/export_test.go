@@ -68,6 +68,13 @@ func InputHeld(c *Conn) int {
 	return <-held
 }
 
+// HoldsQueue reports whether c holds an output queue.
+func HoldsQueue(c *Conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.q != nil
+}
+
 // OutputHeld returns the bytes of output chunks c's queue holds, read on
 // its loop.
 func OutputHeld(c *Conn) int {

@@ -54,7 +54,8 @@ var errWaitCanceled = errors.New("engine: wait for output canceled")
 // its backlog under n, as a blocking net.Conn's Write would. It returns
 // early with an error when c closes with more than n bytes queued
 // (wrapping net.ErrClosed) or when done, if not nil, is closed. A write
-// deadline that passes closes the wait only if OnDeadline closes c.
+// deadline that passes closes the wait only if OnDeadline closes c. A
+// negative n counts as 0.
 //
 // One goroutine at a time may wait on a Conn. It must not be c's loop,
 // whose sends are what the wait is for: called there, WaitOutput fails at
@@ -63,28 +64,34 @@ func (c *Conn) WaitOutput(n int, done <-chan struct{}) error {
 	if c.lp.l.OnLoop() {
 		return c.opError("wait", errWaitOnLoop)
 	}
+	n = max(n, 0) // an empty queue (c.q nil) meets every wait
 	c.mu.Lock()
 	for c.outN() > n {
 		if c.dead {
 			c.mu.Unlock()
 			return c.opError("write", net.ErrClosed)
 		}
-		q := c.q
+		q := c.q // stays c's until inWait is cleared (putQueue)
 		if q.drain == nil {
 			q.drain = make(chan struct{}, 1)
 		}
-		q.waitAt, q.waiting = n, true
+		q.waitAt, q.waiting, q.inWait = n, true, true
 		c.mu.Unlock()
+		canceled := false
 		select {
 		case <-q.drain:
 		case <-done:
-			c.mu.Lock()
-			q.waiting = false
+			canceled = true
+		}
+		c.mu.Lock()
+		q.waiting, q.inWait = false, false
+		if canceled {
+			c.putQueue()
 			c.mu.Unlock()
 			return errWaitCanceled
 		}
-		c.mu.Lock()
 	}
+	c.putQueue() // the sends it waited for may have emptied the queue
 	c.mu.Unlock()
 	return nil
 }

@@ -59,6 +59,13 @@ func TestWaitOutput(t *testing.T) { backendtest.Run(t, testWaitOutput) }
 func testWaitOutput(t *testing.T) {
 	h := etNewHandler()
 	_, c, peer := etServe(t, h, engine.Options{}, "tcp")
+	// Nothing queued yet (the conn holds no queue): any bound is met, a
+	// negative one too.
+	for _, n := range []int{-1, 0} {
+		if err := c.WaitOutput(n, nil); err != nil {
+			t.Fatalf("WaitOutput(%d) with nothing queued = %v, want nil", n, err)
+		}
+	}
 	chunk := make([]byte, 1<<20)
 	for c.OutboundBuffered() < 4<<20 {
 		if _, err := c.Write(chunk); err != nil {

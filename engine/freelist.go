@@ -5,8 +5,8 @@ import "sync"
 // freeLists recycles values of T, sorted into size classes (at most
 // maxClasses), across an engine's connections: a locked stack per class
 // rather than a sync.Pool, which the garbage collector empties on every
-// cycle. The output chunks (chunkPool) and the input buffers (inputPool)
-// are each kept in one.
+// cycle. The output chunks (chunkPool), the output queues (queuePool) and
+// the input buffers (inputPool) are each kept in one.
 //
 // The lists shrink on their own clock instead: trim, called every
 // trimInterval, lets go of as many values of a class as were never taken

@@ -109,3 +109,73 @@ func testIdleHoldsNoOutput(t *testing.T) {
 		t.Errorf("an idle connection holds %d bytes of output chunks, want none", n)
 	}
 }
+
+// TestIdleHoldsNoQueue checks that a connection whose queued output was
+// all sent gives its output queue back, unless a write deadline (which the
+// queue holds) is set: every connection that ever replied on io_uring kept
+// one, some 110 bytes per idle connection. A reply that fills the socket
+// is queued on every backend; a WaitOutput made during the send must not
+// keep the queue either.
+func TestIdleHoldsNoQueue(t *testing.T) { backendtest.Run(t, testIdleHoldsNoQueue) }
+
+func testIdleHoldsNoQueue(t *testing.T) {
+	h := etEchoHandler()
+	_, c, peer := etServe(t, h, engine.Options{}, "tcp")
+	peer.SetDeadline(time.Now().Add(time.Minute))
+	sent := func(what string) {
+		t.Helper()
+		etWaitFor(t, what+" sent", func() bool { return c.OutboundBuffered() == 0 })
+		if engine.HoldsQueue(c) {
+			t.Errorf("after %s: HoldsQueue = true, want false", what)
+		}
+	}
+	etEchoes(t, peer, "one echo")
+	sent("an echo")
+
+	// fill writes until output is queued, then lets the peer read it all,
+	// with wait running meanwhile.
+	fill := func(wait func()) {
+		t.Helper()
+		total := 0
+		for c.OutboundBuffered() < 256<<10 {
+			if total > 64<<20 {
+				t.Fatalf("%d bytes written and only %d queued", total, c.OutboundBuffered())
+			}
+			n, err := c.Write(etChunk64K)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += n
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			wait()
+		}()
+		etReadFull(t, peer, total)
+		etRecv(t, done, "the wait")
+	}
+	fill(func() {})
+	sent("a queued write")
+	fill(func() {
+		if err := c.WaitOutput(0, nil); err != nil {
+			t.Errorf("WaitOutput(0) = %v, want nil", err)
+		}
+	})
+	sent("a queued write waited for")
+
+	if err := c.SetWriteDeadline(time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	fill(func() {})
+	etWaitFor(t, "the write sent", func() bool { return c.OutboundBuffered() == 0 })
+	if !engine.HoldsQueue(c) {
+		t.Errorf("with a write deadline: HoldsQueue = false, want true (it holds the deadline)")
+	}
+	if err := c.SetWriteDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	sent("a write deadline cleared")
+	etEchoes(t, peer, "one more echo")
+	sent("another echo")
+}
