@@ -40,7 +40,7 @@ import (
 )
 
 // peers are the other libraries' servers and the C references.
-var peers = []benchrun.Server{cepoll, curing, gaioServer, evioServer, gnetServer, nbioServer, netpollServer, rioServer}
+var peers = []benchrun.Server{cepoll, curing, gaioServer, gaio64k, aioGaio, aioGaio64k, evioServer, gnetServer, nbioServer, netpollServer, rioServer}
 
 // tlsPeers are the other libraries' TLS servers, beside benchrun's
 // engine-tls and std-tls; they run the tls- scenarios alone.
@@ -56,7 +56,7 @@ func config() benchrun.Config {
 	return benchrun.Config{
 		Command:     "bench",
 		Servers:     slices.Concat(benchrun.GaleServers(), peers, benchrun.TLSServers(), tlsPeers, benchrun.HTTPServers(), benchrun.GaleHTTPServers(serveHTTP1), httpPeers),
-		Default:     []string{"stdnet", "cepoll", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring"},
+		Default:     []string{"stdnet", "cepoll", "curing", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "aio-io_uring", "engine", "engine-epoll", "netconn", "netconn-io_uring"},
 		DefaultTLS:  []string{"std-tls", "nbio-tls", "engine-tls"},
 		DefaultHTTP: []string{"std-http", "nbhttp", "fasthttp", "gale-http", "gale-http-mixed"},
 		Full:        true,

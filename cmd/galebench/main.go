@@ -14,10 +14,13 @@
 //	go run ./cmd/galebench -scenarios tls -idle 10000   # the TLS comparison
 //	go run ./cmd/galebench -scenarios http              # the HTTP comparison (needs wrk)
 //
-// Servers: aio (a Watcher), engine (package engine's reactor, default
-// Options) and stdnet (a goroutine per connection). The peers (gaio, gnet,
-// nbio, evio, netpoll and a C epoll reference) are in the bench module:
-// cd bench && go run . (see docs/bench/README.md).
+// Servers: aio (a Watcher, default Config) and engine (package engine's
+// reactor, default Options), each on the backend Auto picks, as a user
+// gets them; aio-epoll, aio-io_uring, engine-epoll and engine-io_uring on
+// the backend named; netconn and netconn-io_uring (std net's code on a
+// netconn listener); and stdnet (a goroutine per connection). The peers
+// (gaio, gnet, nbio, evio, netpoll and C epoll and io_uring references)
+// are in the bench module: cd bench && go run . (see docs/bench/README.md).
 //
 // TLS servers, which run the tls- scenarios alone: engine-tls (the engine
 // server on Engine.ListenTLS) and std-tls (stdnet's code over crypto/tls),
@@ -91,7 +94,7 @@ func main() {
 	benchrun.Main(benchrun.Config{
 		Command:     "galebench",
 		Servers:     slices.Concat(benchrun.GaleServers(), benchrun.TLSServers(), benchrun.HTTPServers(), benchrun.GaleHTTPServers(serveHTTP1)),
-		Default:     []string{"aio", "engine", "engine-io_uring", "netconn", "netconn-io_uring", "stdnet"},
+		Default:     []string{"aio", "aio-io_uring", "engine", "engine-epoll", "netconn", "netconn-io_uring", "stdnet"},
 		DefaultTLS:  []string{"engine-tls", "std-tls"},
 		DefaultHTTP: []string{"gale-http", "gale-http-mixed", "std-http"},
 		Usage:       "galebench: gale's echo servers against std net's on loopback. Flags:",

@@ -15,12 +15,16 @@ import (
 // ratio is taken against.
 func GaleServers() []Server {
 	return []Server{
-		{Name: "aio", Serve: serveAIO(aio.Epoll), Gale: true, Backend: "epoll",
-			Note: "gale aio Watcher on epoll, default Config; nil-buffer reads from the swap buffer, copied to a pooled buffer for the write"},
-		{Name: "engine", Serve: serveEngine(engine.Epoll), Gale: true, Backend: "epoll",
-			Note: "gale engine on epoll, default Options; OnData writes the input back (direct write, else queued copy)"},
+		{Name: "aio", Serve: serveAIO(aio.Auto), Gale: true, Backend: "auto",
+			Note: "gale aio Watcher, default Config (Auto: epoll on Linux); nil-buffer reads from the swap buffer, copied to a pooled buffer for the write"},
+		{Name: "engine", Serve: serveEngine(engine.Auto), Gale: true, Backend: "auto",
+			Note: "gale engine, default Options (Auto: io_uring where the kernel allows it, else epoll); OnData writes the input back"},
+		{Name: "aio-epoll", Serve: serveAIO(aio.Epoll), Gale: true, Backend: "epoll",
+			Note: "the aio server on epoll"},
+		{Name: "engine-epoll", Serve: serveEngine(engine.Epoll), Gale: true, Backend: "epoll",
+			Note: "the engine server on epoll: a reply made in OnData is written at once (direct write, else queued copy)"},
 		{Name: "aio-io_uring", Serve: serveAIO(aio.IOURing), Gale: true, Backend: "io_uring",
-			Note: "the aio server on io_uring: a nil-buffer read tries read(2) into the swap buffer at once, else waits on a one-shot receive from a provided-buffer ring, copied into the swap buffer; writes are sends"},
+			Note: "the aio server on io_uring (an unbound ring: the loop is not locked to a thread): a nil-buffer read tries read(2) into the swap buffer at once, else waits on a one-shot receive from a provided-buffer ring, copied into the swap buffer; writes are sends"},
 		{Name: "engine-io_uring", Serve: serveEngine(engine.IOURing), Gale: true, Backend: "io_uring",
 			Note: "the engine server on io_uring: multishot accept and receive, OnData reads the ring's buffer in place"},
 		{Name: "stdnet", Serve: serveStd,
