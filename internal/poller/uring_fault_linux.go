@@ -52,7 +52,7 @@ func (b *uringBackend) faultRunning(st *urState, data ud) {
 	if data.kind() == kAccept {
 		op = sock.FaultAccept
 	}
-	errno := sock.Fault(op, st.fd)
+	errno := sock.Fault(op, int(st.fd))
 	if errno == 0 {
 		return
 	}

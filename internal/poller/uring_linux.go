@@ -211,13 +211,13 @@ func (b *uringBackend) Add(fd int, tag Tag, stream bool) error {
 		panic("poller: slot reused with operations in flight")
 	}
 	b.releaseIO(st)
-	*st = urState{fd: fd, tag: tag, live: true, stream: stream, io: st.io}
+	*st = urState{fd: int32(fd), tag: tag, stream: stream, io: st.io}
 	return nil
 }
 
 func (b *uringBackend) state(tag Tag) *urState {
 	st := b.fds.at(int(tag.Slot()))
-	if st == nil || !st.live || st.tag != tag {
+	if st == nil || st.tag != tag {
 		return nil
 	}
 	return st
@@ -300,7 +300,7 @@ func (b *uringBackend) handle(c uring.CQE, fn func(*Completion)) {
 		return
 	}
 	st := b.fds.at(int(data.slot()))
-	if st == nil || !st.live || !data.matches(st.tag) {
+	if st == nil || st.tag == 0 || !data.matches(st.tag) {
 		b.orphaned(data, c)
 		return
 	}

@@ -69,29 +69,29 @@ func (b *uringBackend) kickRecv(st *urState) {
 			return
 		}
 		e := b.sqe(makeUD(st.tag, want))
-		e.Opcode, e.FD, e.Flags = uring.OpRecv, int32(st.fd), uring.SQEBufferSelect
+		e.Opcode, e.FD, e.Flags = uring.OpRecv, st.fd, uring.SQEBufferSelect
 		e.BufIndex = b.br.Group()
 		if want == kRecvMulti {
 			e.IOPrio = uring.RecvMultishot
 		}
 		if sock.Faulty() {
-			b.injectFault(e, sock.FaultRead, st.fd)
+			b.injectFault(e, sock.FaultRead, int(st.fd))
 		}
 	case kRecv:
 		e := b.sqe(makeUD(st.tag, kRecv))
-		e.Opcode, e.FD = uring.OpRecv, int32(st.fd)
+		e.Opcode, e.FD = uring.OpRecv, st.fd
 		if buf := st.recvBuf(); len(buf) > 0 {
 			e.Addr, e.Len = addrOf(buf), uint32(min(len(buf), 1<<30))
 		}
 		if sock.Faulty() {
-			b.injectFault(e, sock.FaultRead, st.fd)
+			b.injectFault(e, sock.FaultRead, int(st.fd))
 		}
 	case kAccept:
 		e := b.sqe(makeUD(st.tag, kAccept))
-		e.Opcode, e.FD, e.IOPrio = uring.OpAccept, int32(st.fd), uring.AcceptMultishot
+		e.Opcode, e.FD, e.IOPrio = uring.OpAccept, st.fd, uring.AcceptMultishot
 		e.OpFlags = unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC
 		if sock.Faulty() {
-			b.injectFault(e, sock.FaultAccept, st.fd)
+			b.injectFault(e, sock.FaultAccept, int(st.fd))
 		}
 	case kPollIn:
 		if c, done := b.recvFrom(st); done {
@@ -101,7 +101,7 @@ func (b *uringBackend) kickRecv(st *urState) {
 			return
 		}
 		e := b.sqe(makeUD(st.tag, kPollIn))
-		e.Opcode, e.FD, e.OpFlags = uring.OpPollAdd, int32(st.fd), unix.POLLIN
+		e.Opcode, e.FD, e.OpFlags = uring.OpPollAdd, st.fd, unix.POLLIN
 	}
 	st.rk = want
 }
@@ -400,7 +400,7 @@ func (b *uringBackend) lastRecv(st *urState) Completion {
 	c := Completion{Tag: st.tag, Op: st.rop, Err: unix.ECANCELED, BufID: -1}
 	switch st.rop {
 	case OpAccept:
-		if fd, peer, from, err := sock.AcceptPeer(st.fd, &b.rsa); err == nil {
+		if fd, peer, from, err := sock.AcceptPeer(int(st.fd), &b.rsa); err == nil {
 			c = Completion{Tag: st.tag, Op: OpAccept, N: fd, BufID: -1, Peer: peer, From: from}
 		}
 	case OpRecvFrom:
@@ -414,7 +414,7 @@ func (b *uringBackend) lastRecv(st *urState) Completion {
 				return c
 			}
 		}
-		n, errno := sock.Read(st.fd, buf)
+		n, errno := sock.Read(int(st.fd), buf)
 		if errno == unix.EAGAIN {
 			return c
 		}
@@ -429,7 +429,7 @@ func (b *uringBackend) lastRecv(st *urState) Completion {
 // recvFrom tries one datagram receive; done is false on EAGAIN.
 func (b *uringBackend) recvFrom(st *urState) (Completion, bool) {
 	for {
-		switch c, errno := recvFrom(st.fd, st.tag, st.recvBuf()); errno {
+		switch c, errno := recvFrom(int(st.fd), st.tag, st.recvBuf()); errno {
 		case unix.EINTR:
 		case unix.EAGAIN:
 			return Completion{}, false
@@ -461,7 +461,7 @@ func (b *uringBackend) readNow(st *urState) bool {
 		st.rop = 0
 		return true
 	}
-	n, errno := sock.Read(st.fd, buf)
+	n, errno := sock.Read(int(st.fd), buf)
 	if errno == unix.EAGAIN || errno == unix.EINTR {
 		return false
 	}

@@ -26,7 +26,6 @@ func (b *uringBackend) Remove(tag Tag) error {
 	if st == nil {
 		return nil
 	}
-	st.live = false
 	var recvQueued, sendQueued bool
 	if st.rk != 0 || st.sk != 0 {
 		recvQueued, sendQueued = b.unqueue(tag)
@@ -37,7 +36,7 @@ func (b *uringBackend) Remove(tag Tag) error {
 	if st.sk != 0 && !sendQueued {
 		b.dropSend(st)
 	}
-	st.rk, st.sk = 0, 0
+	st.tag, st.rk, st.sk = 0, 0, 0 // not live (dropRecv and dropSend name the operations by tag)
 	if r := st.io; r != nil {
 		for _, fd := range r.accepted {
 			sock.Close(fd)

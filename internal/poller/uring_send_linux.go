@@ -41,7 +41,7 @@ func (b *uringBackend) armSend(st *urState) {
 		first++
 	}
 	e := b.sqe(makeUD(st.tag, kSend))
-	e.FD, e.OpFlags = int32(st.fd), sendFlags(st.stream)
+	e.FD, e.OpFlags = st.fd, sendFlags(st.stream)
 	st.sk = kSend
 	if first == len(r.sbufs)-1 {
 		rest := r.sbufs[first][skip:]
@@ -60,7 +60,7 @@ func (b *uringBackend) armSend(st *urState) {
 		prepZeroCopy(e)
 	}
 	if sock.Faulty() {
-		b.injectFault(e, sock.FaultWrite, st.fd)
+		b.injectFault(e, sock.FaultWrite, int(st.fd))
 	}
 }
 
@@ -87,7 +87,7 @@ func (b *uringBackend) sendDone(st *urState, c uring.CQE, fn func(*Completion)) 
 	case st.scancel:
 		b.finishSend(st, b.lastSend(st), fn)
 	case zc && errno == unix.EOPNOTSUPP:
-		st.nozc = true // a socket without zero-copy sends: copy
+		st.zcSock = zcNo // a socket without zero-copy sends: copy
 		b.armSend(st)
 	case errno == 0 || errno == unix.EAGAIN || errno == unix.EINTR:
 		// A short send: the rest. ECANCELED that no one asked for comes
@@ -119,7 +119,7 @@ func (b *uringBackend) lastSend(st *urState) Completion {
 
 // writeRest writes what it can of the unsent part of st's send now.
 func (b *uringBackend) writeRest(st *urState) (n int, errno syscall.Errno) {
-	n, _, errno, b.iov = writevFrom(st.fd, b.iov, st.io.sbufs, st.io.sent)
+	n, _, errno, b.iov = writevFrom(int(st.fd), b.iov, st.io.sbufs, st.io.sent)
 	return n, errno
 }
 

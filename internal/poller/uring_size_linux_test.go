@@ -11,11 +11,11 @@ import (
 )
 
 // TestURStateSize holds the io_uring backend's record of a descriptor to
-// 40 bytes: the Go memory of operations in flight and spilled input are
+// 32 bytes: the Go memory of operations in flight and spilled input are
 // in a urIO, taken only while there is some.
 func TestURStateSize(t *testing.T) {
-	if n := unsafe.Sizeof(urState{}); n > 40 {
-		t.Errorf("a urState is %d bytes, want at most 40", n)
+	if n := unsafe.Sizeof(urState{}); n > 32 {
+		t.Errorf("a urState is %d bytes, want at most 32", n)
 	}
 }
 

@@ -61,10 +61,9 @@ func (d ud) matches(tag Tag) bool {
 // last completion of the previous one, so a completion's kind says which
 // operation it ends.
 type urState struct {
-	tag     Tag
+	tag     Tag   // 0 while the slot is not live: no tag is 0
 	io      *urIO // the operations' Go memory (uring_io_linux.go); nil while none
-	fd      int
-	live    bool
+	fd      int32
 	stream  bool
 	rstop   bool // an async cancel of the receive side's kernel operation is pending
 	rcancel bool // the owner cancelled its receive: end it after a last attempt
@@ -73,11 +72,17 @@ type urState struct {
 	rk, sk  uint8
 	rop     Op
 	sop     Op
-	zc      bool // the send in flight is zero-copy (uring_zc_linux.go)
-	nozc    bool // the socket has no zero-copy sends
-	zcKnown bool // nozc was looked up
-	zreset  bool // zcReset disconnected the socket
+	zc      bool  // the send in flight is zero-copy (uring_zc_linux.go)
+	zcSock  uint8 // whether the socket has zero-copy sends: zcUnknown, zcYes or zcNo
+	zreset  bool  // zcReset disconnected the socket
 }
+
+// Values of urState.zcSock.
+const (
+	zcUnknown uint8 = iota // not looked up yet
+	zcYes
+	zcNo
+)
 
 // endEOF marks an end of file in urIO.rend.
 const endEOF = syscall.Errno(^uint32(0) >> 1)
@@ -105,7 +110,7 @@ func (b *uringBackend) liveTags() iter.Seq[Tag] {
 	return func(yield func(Tag) bool) {
 		for _, p := range b.fds.pages {
 			for i := range p {
-				if p[i].live && !yield(p[i].tag) {
+				if p[i].tag != 0 && !yield(p[i].tag) {
 					return
 				}
 			}

@@ -48,15 +48,17 @@ func (b *uringBackend) SetZeroCopy(min int) bool {
 // zeroCopy tells whether st's send goes zero-copy. The first time, it
 // asks the socket's family: only TCP has zero-copy sends.
 func (b *uringBackend) zeroCopy(st *urState) bool {
-	if b.zcMin == 0 || !st.stream || st.nozc || st.io.total < b.zcMin {
+	if b.zcMin == 0 || !st.stream || st.zcSock == zcNo || st.io.total < b.zcMin {
 		return false
 	}
-	if !st.zcKnown {
-		st.zcKnown = true
-		d, err := unix.GetsockoptInt(st.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
-		st.nozc = err != nil || (d != unix.AF_INET && d != unix.AF_INET6)
+	if st.zcSock == zcUnknown {
+		st.zcSock = zcYes
+		d, err := unix.GetsockoptInt(int(st.fd), unix.SOL_SOCKET, unix.SO_DOMAIN)
+		if err != nil || (d != unix.AF_INET && d != unix.AF_INET6) {
+			st.zcSock = zcNo
+		}
 	}
-	return !st.nozc
+	return st.zcSock == zcYes
 }
 
 // prepZeroCopy turns e, a prepared SEND or SENDMSG, into its zero-copy
@@ -100,5 +102,5 @@ func (b *uringBackend) zcReset(st *urState) {
 	}
 	st.zreset = true
 	var sa [unix.SizeofSockaddrInet6]byte // sa_family 0: AF_UNSPEC
-	unix.RawSyscall(unix.SYS_CONNECT, uintptr(st.fd), uintptr(unsafe.Pointer(&sa[0])), uintptr(len(sa)))
+	unix.RawSyscall(unix.SYS_CONNECT, uintptr(int(st.fd)), uintptr(unsafe.Pointer(&sa[0])), uintptr(len(sa)))
 }
