@@ -65,7 +65,7 @@ func testInFlightChunksNotRecycled(t *testing.T) {
 	c.Execute(func(c *Conn) {
 		defer close(done)
 		c.mu.Lock()
-		sending := c.sending
+		sending := c.mbits.has(bSending)
 		for _, ch := range c.q.out[:len(c.q.vec)] { // what the send covers
 			inFlight[ch] = true
 		}

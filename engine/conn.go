@@ -28,7 +28,7 @@ type Conn struct {
 	// descriptor closes.
 	laddr atomic.Pointer[net.Addr]
 	// cold holds what few connections need (see connCold): so an idle
-	// Conn is 144 bytes (TestConnSize).
+	// Conn is 128 bytes (TestConnSize).
 	cold atomic.Pointer[connCold]
 
 	// Loop-owned state.
@@ -40,34 +40,69 @@ type Conn struct {
 	isUDP  bool     // cold.udp is set; set before c is shared
 	isTLS  bool     // cold.tls is set; set before c is shared
 
-	stream   bool
-	attached bool
-	reading  bool // a receive is in flight
-	// readAhead: the backend may take c's bytes from the socket while
-	// no receive of c's is in flight (io_uring's multishot receive goes
-	// on between OnData calls), so a hand-over must stop it and collect
-	// them (Detach).
-	readAhead bool
-	paused    bool // reading stopped by backpressure
-	held      bool // reading stopped by PauseRead
-	// producing: while the engine's output was over budget, a callback of
-	// c's queued output (on c or any other conn): c is not read until the
-	// output is back under budget (see Engine.charge).
-	producing bool
-	eof       bool // the peer closed its side
-	closing   bool // close once the output queue is empty
-	wrShut    bool // the sending side is shut down
-	closed    bool
-	reset     bool // close with a reset (Abort)
+	stream  bool
+	reading bool // a receive is in flight
+	paused  bool // reading stopped by backpressure
+	held    bool // reading stopped by PauseRead
+	eof     bool // the peer closed its side
+	closing bool // close once the output queue is empty
+	closed  bool
+	lbits   loopBits // the loop's other flags (bAttached...)
 
-	mu          sync.Mutex // guards the fields below
-	sending     bool       // a send of out is in flight
-	flushPosted bool       // a flush task is queued
-	dead        bool       // closing or closed: writes fail
-	shutWrite   bool       // CloseWrite: shut down once out is empty
-	batching    bool       // OnData runs on a ring loop: see eloop.ring
-	q           *outQueue  // queued output; nil until output is first queued
-	ctx         any
+	mbits muBits     // flags guarded by mu (bSending...)
+	mu    sync.Mutex // guards mbits and the fields below
+	q     *outQueue  // queued output; nil until output is first queued
+	ctx   any
+}
+
+// loopBits are flags of a Conn that its loop owns, a bit each: with
+// muBits they keep an idle Conn at 128 bytes (TestConnSize).
+type loopBits uint8
+
+const (
+	bAttached loopBits = 1 << iota
+	// bReadAhead: the backend may take c's bytes from the socket while no
+	// receive of c's is in flight (io_uring's multishot receive goes on
+	// between OnData calls), so a hand-over must stop it and collect them
+	// (Detach).
+	bReadAhead
+	// bProducing: while the engine's output was over budget, a callback
+	// of c's queued output (on c or any other conn): c is not read until
+	// the output is back under budget (see Engine.charge).
+	bProducing
+	bWrShut // the sending side is shut down
+	bReset  // close with a reset (Abort)
+)
+
+func (b loopBits) has(f loopBits) bool { return b&f != 0 }
+
+func (b *loopBits) set(f loopBits, on bool) {
+	if on {
+		*b |= f
+	} else {
+		*b &^= f
+	}
+}
+
+// muBits are flags of a Conn guarded by its mu, a bit each.
+type muBits uint8
+
+const (
+	bSending     muBits = 1 << iota // a send of the queue's output is in flight
+	bFlushPosted                    // a flush task is queued
+	bDead                           // closing or closed: writes fail
+	bShutWrite                      // CloseWrite: shut down once the queue is empty
+	bBatching                       // OnData runs on a ring loop: see eloop.ring
+)
+
+func (b muBits) has(f muBits) bool { return b&f != 0 }
+
+func (b *muBits) set(f muBits, on bool) {
+	if on {
+		*b |= f
+	} else {
+		*b &^= f
+	}
 }
 
 // newConn makes a Conn holding only what every connection needs: timers
@@ -179,11 +214,11 @@ func (c *Conn) Close() error {
 // whole one. Aborting a closed connection does nothing.
 func (c *Conn) Abort() error {
 	c.mu.Lock()
-	c.dead = true
+	c.mbits.set(bDead, true)
 	c.mu.Unlock()
 	return c.post(loop.Func(func(*loop.Loop) {
 		if !c.closed {
-			c.reset = true
+			c.lbits.set(bReset, true)
 			c.fail(nil)
 		}
 	}))
@@ -201,7 +236,7 @@ func (c *Conn) post(t loop.Task) error {
 type wakeTask Conn
 
 func (t *wakeTask) Run(*loop.Loop) {
-	if c := (*Conn)(t); !c.closed && c.attached {
+	if c := (*Conn)(t); !c.closed && c.lbits.has(bAttached) {
 		c.deliver(nil)
 	}
 }

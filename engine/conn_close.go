@@ -22,7 +22,7 @@ func (c *Conn) closeGracefully(err error) {
 	// queued could otherwise slip in between the check that the queue is
 	// empty and finish, which drops them after Write reported them queued.
 	c.mu.Lock()
-	c.dead = true
+	c.mbits.set(bDead, true)
 	c.mu.Unlock()
 	if c.reading {
 		c.lp.l.Cancel(c.tag, loop.OpRecv)
@@ -55,7 +55,7 @@ func (c *Conn) drain() {
 // reach OnData with its completion instead of vanishing with the tag.
 func (c *Conn) drained() bool {
 	c.mu.Lock()
-	idle := c.outN() == 0 && !c.sending
+	idle := c.outN() == 0 && !c.mbits.has(bSending)
 	c.mu.Unlock()
 	return idle && !(c.detachedTo() != nil && c.reading)
 }
@@ -78,7 +78,7 @@ func (c *Conn) finish() {
 	}
 	c.closed, c.closing = true, false
 	c.mu.Lock()
-	c.dead = true
+	c.mbits.set(bDead, true)
 	dropped := c.outN()
 	c.releaseOutput()
 	c.mu.Unlock()
@@ -99,7 +99,7 @@ func (c *Conn) finish() {
 		c.paused = false
 		c.lp.stats.paused.Add(-1)
 	}
-	if c.attached {
+	if c.lbits.has(bAttached) {
 		l.Release(c.tag)
 		c.lp.removeConn(c)
 	}
@@ -113,7 +113,7 @@ func (c *Conn) finish() {
 	if c.laddr.Load() == nil {
 		c.askLocal(c.fd.Sysfd()) // LocalAddr must answer after the close
 	}
-	if (c.reset || dropped > 0) && c.stream && !c.isUDP && c.detachedTo() == nil {
+	if (c.lbits.has(bReset) || dropped > 0) && c.stream && !c.isUDP && c.detachedTo() == nil {
 		// Output was dropped: a reset tells the peer the stream was cut,
 		// where an end of file would pass it for a whole one.
 		sock.SetLingerZero(c.fd.Sysfd())

@@ -17,7 +17,7 @@ func (c *Conn) attach(l *loop.Loop) {
 	tag, err := l.Attach(c.fd.Sysfd(), c.stream, (*connOwner)(c))
 	if err != nil {
 		c.mu.Lock()
-		c.dead = true // no Write may touch the descriptor now
+		c.mbits.set(bDead, true) // no Write may touch the descriptor now
 		c.mu.Unlock()
 		c.lp.unassign()
 		c.fd.Close()
@@ -25,7 +25,8 @@ func (c *Conn) attach(l *loop.Loop) {
 		c.lp.e.handler.OnClose(c, c.opError("attach", err))
 		return
 	}
-	c.tag, c.attached = tag, true
+	c.tag = tag
+	c.lbits.set(bAttached, true)
 	c.lp.addConn(c)
 	if d := c.lp.e.opts.TCPKeepAlive; d != 0 && c.stream && !c.isUDP && isTCP(c.network()) {
 		sock.SetKeepAlive(c.fd.Sysfd(), d) // best effort, as in package net
@@ -79,7 +80,7 @@ func (c *Conn) startRead() {
 		c.lp.l.RecvFrom(c.tag, c.udpOf().buf)
 		return
 	}
-	c.readAhead = c.lp.ring
+	c.lbits.set(bReadAhead, c.lp.ring)
 	c.lp.l.Recv(c.tag, nil)
 }
 
@@ -200,7 +201,7 @@ func (c *Conn) waitsForInput() bool {
 // setBatching turns write batching on or off for c (see eloop.ring).
 func (c *Conn) setBatching(on bool) {
 	c.mu.Lock()
-	c.batching = on
+	c.mbits.set(bBatching, on)
 	c.mu.Unlock()
 }
 

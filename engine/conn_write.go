@@ -63,7 +63,7 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 	if c.isUDP {
 		return 0, c.opError("write", errUDPWrite)
 	}
-	if c.dead || c.shutWrite {
+	if c.mbits.has(bDead) || c.mbits.has(bShutWrite) {
 		return 0, c.opError("write", net.ErrClosed)
 	}
 	total := 0
@@ -79,13 +79,13 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 	if n := c.outN(); n > 0 && n >= c.lp.e.opts.MaxWriteBuffer {
 		// The backlog is full: c ends, and with it every later Write (its
 		// bytes would follow a hole).
-		c.dead = true
+		c.mbits.set(bDead, true)
 		c.post(loop.Func(func(*loop.Loop) { c.fail(ErrWriteBufferFull) }))
 		return 0, ErrWriteBufferFull
 	}
 	skip := 0
-	batch := c.batching && total <= batchMax
-	if c.outN() == 0 && !c.sending && !batch {
+	batch := c.mbits.has(bBatching) && total <= batchMax
+	if c.outN() == 0 && !c.mbits.has(bSending) && !batch {
 		// Activity is stamped before the write: once the bytes are out,
 		// the peer may act (and a test's clock move) before a later stamp.
 		c.touch()
@@ -121,14 +121,14 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 // the stopping loop completes.) The flush takes c.mu, so it cannot run
 // before the bytes are queued. c.mu is held.
 func (c *Conn) postFlush() error {
-	if c.flushPosted || c.batching {
+	if c.mbits.has(bFlushPosted) || c.mbits.has(bBatching) {
 		return nil
 	}
 	if err := c.post((*flushTask)(c)); err != nil {
-		c.dead = true
+		c.mbits.set(bDead, true)
 		return err
 	}
-	c.flushPosted = true
+	c.mbits.set(bFlushPosted, true)
 	return nil
 }
 
@@ -140,7 +140,7 @@ func (c *Conn) postFlush() error {
 // is held.
 func (c *Conn) writeFailed(errno syscall.Errno) error {
 	err := c.opError("write", errno)
-	c.dead = true
+	c.mbits.set(bDead, true)
 	c.post(loop.Func(func(*loop.Loop) { c.fail(err) }))
 	return err
 }
@@ -199,7 +199,7 @@ func (c *Conn) outN() int {
 func (c *Conn) CloseWrite() error {
 	c.closeNotify()
 	c.mu.Lock()
-	c.shutWrite = true
+	c.mbits.set(bShutWrite, true)
 	c.mu.Unlock()
 	return c.post((*flushTask)(c))
 }
@@ -269,7 +269,7 @@ func (p *queuePool) put(q *outQueue) {
 // deadline is set (the queue holds it). c.mu is held; any goroutine.
 func (c *Conn) putQueue() {
 	q := c.q
-	if q == nil || q.n != 0 || c.sending || q.inWait || !q.writeBy.IsZero() {
+	if q == nil || q.n != 0 || c.mbits.has(bSending) || q.inWait || !q.writeBy.IsZero() {
 		return
 	}
 	c.q = nil
@@ -316,7 +316,7 @@ func (c *Conn) releaseOutput() {
 	c.q.n = 0
 	c.wakeWriter()
 	kept := 0
-	if c.sending {
+	if c.mbits.has(bSending) {
 		kept = len(c.q.vec)
 	}
 	for i, ch := range c.q.out {
@@ -342,12 +342,12 @@ func (c *Conn) flush() {
 		return
 	}
 	c.mu.Lock()
-	c.flushPosted = false
-	if c.sending || c.outN() == 0 {
-		shut := c.shutWrite && !c.sending && !c.wrShut
+	c.mbits.set(bFlushPosted, false)
+	if c.mbits.has(bSending) || c.outN() == 0 {
+		shut := c.mbits.has(bShutWrite) && !c.mbits.has(bSending) && !c.lbits.has(bWrShut)
 		c.mu.Unlock()
 		if shut {
-			c.wrShut = true
+			c.lbits.set(bWrShut, true)
 			c.shutdownWrite()
 		}
 		c.water()
@@ -361,7 +361,7 @@ func (c *Conn) flush() {
 		}
 		q.vec = append(q.vec, ch.buf[ch.r:ch.w])
 	}
-	c.sending = true
+	c.mbits.set(bSending, true)
 	c.mu.Unlock()
 	c.lp.l.Send(c.tag, q.vec)
 	c.water()
@@ -373,7 +373,7 @@ func (c *Conn) flush() {
 func (c *Conn) sent(p loop.Completion) {
 	c.mu.Lock()
 	clear(c.q.vec)
-	c.sending = false
+	c.mbits.set(bSending, false)
 	c.consume(p.N())
 	c.putQueue()
 	c.mu.Unlock()
@@ -428,7 +428,7 @@ func (c *Conn) consume(n int) {
 // water applies backpressure: above the high watermark c stops reading;
 // at or below the low watermark it reads again. While the engine's output
 // is over its budget, c also stops reading if it has output queued or
-// produced output for others (c.producing). It runs on c's loop.
+// produced output for others (bProducing). It runs on c's loop.
 func (c *Conn) water() {
 	o := &c.lp.e.opts
 	c.mu.Lock()
@@ -436,9 +436,9 @@ func (c *Conn) water() {
 	c.mu.Unlock()
 	over, crossed := c.lp.e.overBudget(c.lp)
 	if !over {
-		c.producing = false
+		c.lbits.set(bProducing, false)
 	}
-	held := over && (n > 0 || c.producing)
+	held := over && (n > 0 || c.lbits.has(bProducing))
 	switch {
 	case !c.paused && (n > o.WriteHighWater || held):
 		c.paused = true

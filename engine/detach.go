@@ -64,7 +64,7 @@ func (c *Conn) DetachInput() (net.Conn, []byte, error) {
 	}
 	if c.lp.l.OnLoop() {
 		c.mu.Lock()
-		busy := c.outN() > 0 || c.sending || c.reading || c.readAhead
+		busy := c.outN() > 0 || c.mbits.has(bSending) || c.reading || c.lbits.has(bReadAhead)
 		c.mu.Unlock()
 		if busy {
 			return nil, nil, ErrDetachBusy // nothing started: c goes on as before
@@ -106,7 +106,7 @@ func (c *Conn) detach(h *handOver) {
 		return
 	}
 	c.coldOf().detached = h
-	if c.readAhead && !c.reading && !c.closing && !c.eof {
+	if c.lbits.has(bReadAhead) && !c.reading && !c.closing && !c.eof {
 		// Not reading (paused by backpressure), but the backend may
 		// hold bytes it took ahead: a receive, which closeGracefully
 		// cancels at once, brings them to OnData.

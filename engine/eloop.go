@@ -113,7 +113,7 @@ func (lp *eloop) enter(c *Conn) (prev *Conn) {
 
 func (lp *eloop) leave(c, prev *Conn) {
 	lp.cur = prev
-	if c.producing && !c.paused && !c.closed {
+	if c.lbits.has(bProducing) && !c.paused && !c.closed {
 		c.water() // charged during the callback: pause now
 	}
 }

@@ -213,7 +213,7 @@ func (e *Engine) charge() {
 	for _, lp := range e.loops {
 		if lp.l.OnLoop() {
 			if p := lp.cur; p != nil {
-				p.producing = true
+				p.lbits.set(bProducing, true)
 			}
 			return
 		}

@@ -67,7 +67,7 @@ func (c *Conn) WaitOutput(n int, done <-chan struct{}) error {
 	n = max(n, 0) // an empty queue (c.q nil) meets every wait
 	c.mu.Lock()
 	for c.outN() > n {
-		if c.dead {
+		if c.mbits.has(bDead) {
 			c.mu.Unlock()
 			return c.opError("write", net.ErrClosed)
 		}
@@ -103,7 +103,7 @@ var errWaitOnLoop = errors.New("engine: WaitOutput called on the connection's ow
 // or every waiter once c is dead. c.mu is held.
 func (c *Conn) wakeWriter() {
 	q := c.q
-	if q == nil || !q.waiting || (c.outN() > q.waitAt && !c.dead) {
+	if q == nil || !q.waiting || (c.outN() > q.waitAt && !c.mbits.has(bDead)) {
 		return
 	}
 	q.waiting = false

@@ -77,7 +77,7 @@ func (h held) discard() {
 // now on.
 func (c *Conn) discard() {
 	c.mu.Lock()
-	c.dead = true
+	c.mbits.set(bDead, true)
 	c.mu.Unlock()
 	c.fd.Close()
 	c.lp.unassign()

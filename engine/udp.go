@@ -96,7 +96,7 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	fd, ok := c.fd.Acquire()
-	if c.dead || !ok {
+	if c.mbits.has(bDead) || !ok {
 		if ok {
 			c.fd.Release()
 		}
