@@ -17,6 +17,7 @@ type result struct {
 	clientCPU time.Duration // CPU the load generator used (wrk's, set by the scenario, and this process's)
 	serverRSS int64         // the server's peak resident set, bytes
 	syscalls  int64         // the server's system calls, when counted
+	ctxsw     int64         // the server's context switches, counted with syscalls
 	lat       *histogram    // per-message latency, when measured
 	p50, p99  float64       // latency µs from an outside client (wrk), when lat is nil
 	tls       string        // what a TLS server's handshake chose
@@ -51,7 +52,7 @@ func measure(s Server, c Case, o Options) Record {
 	rec.Value, rec.Msgs, rec.Bytes = r.value, r.msgs, r.bytes
 	rec.Seconds = r.elapsed.Seconds()
 	rec.ServerCPU, rec.ClientCPU = r.serverCPU.Seconds(), r.clientCPU.Seconds()
-	rec.PeakRSS, rec.Syscalls = r.serverRSS, r.syscalls
+	rec.PeakRSS, rec.Syscalls, rec.CtxSwitches = r.serverRSS, r.syscalls, r.ctxsw
 	rec.TLS = r.tls
 	rec.P50, rec.P99 = r.p50, r.p99
 	if r.lat != nil {
@@ -83,16 +84,20 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 		return result{}, err
 	}
 	var sc *syscallCounter
+	var sw0 int64
 	if o.Syscalls {
 		if sc, err = countSyscalls(ch.PID()); err != nil {
 			ch.Stop()
 			return result{}, err
 		}
+		sw0, _ = procfs.CtxSwitches(ch.PID())
 	}
 	self0 := procfs.SelfCPU()
 	r, err := scenarios[c.Scenario](ch, c, o)
 	var serr error
 	if sc != nil {
+		sw1, _ := procfs.CtxSwitches(ch.PID())
+		r.ctxsw = sw1 - sw0
 		r.syscalls, serr = sc.stop()
 	}
 	cpu1, cerr := procfs.CPU(ch.PID())

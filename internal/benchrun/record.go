@@ -48,6 +48,9 @@ type Record struct {
 	P99       float64   `json:"p99_us,omitempty"`
 	P999      float64   `json:"p999_us,omitempty"`
 	Syscalls  int64     `json:"server_syscalls,omitempty"` // with -syscalls
+	// CtxSwitches are the server's context switches (every thread's,
+	// voluntary and not), counted with -syscalls.
+	CtxSwitches int64 `json:"server_ctxsw,omitempty"`
 	// TLS is what a TLS server's handshake with the clients chose:
 	// version, key exchange, cipher suite.
 	TLS string `json:"tls,omitempty"`
@@ -72,6 +75,7 @@ type Row struct {
 	PeakRSS         int64   // server peak resident set, bytes, max over reps
 	P50, P99, P999  float64 // latency µs, medians; 0 when not measured
 	SyscallsPerMsg  float64 // server system calls per message, median; 0 when not counted
+	CtxSwPerMsg     float64 // server context switches per message, median; 0 when not counted
 	TLS             string  // what the TLS handshake chose, from the first repetition
 }
 
@@ -113,7 +117,7 @@ func Summarize(meta Meta, recs []Record) []Row {
 
 func summarizeOne(c Case, srv string, gale bool, rs []Record) Row {
 	r := Row{Case: c, Server: srv, Gale: gale}
-	var cpu, ccpu, p50, p99, p999, sys []float64
+	var cpu, ccpu, p50, p99, p999, sys, sw []float64
 	for _, x := range rs {
 		r.Values = append(r.Values, x.Value)
 		msgs := float64(max(x.Msgs, 1))
@@ -123,6 +127,7 @@ func summarizeOne(c Case, srv string, gale bool, rs []Record) Row {
 		r.TLS = cmp.Or(r.TLS, x.TLS)
 		if x.Syscalls > 0 {
 			sys = append(sys, float64(x.Syscalls)/msgs)
+			sw = append(sw, float64(x.CtxSwitches)/msgs)
 		}
 		if x.P50 > 0 {
 			p50, p99, p999 = append(p50, x.P50), append(p99, x.P99), append(p999, x.P999)
@@ -131,7 +136,7 @@ func summarizeOne(c Case, srv string, gale bool, rs []Record) Row {
 	r.Median, r.Min, r.Max = median(r.Values), slices.Min(r.Values), slices.Max(r.Values)
 	r.CPUPerMsg, r.ClientCPUPerMsg = median(cpu), median(ccpu)
 	r.P50, r.P99, r.P999 = median(p50), median(p99), median(p999)
-	r.SyscallsPerMsg = median(sys)
+	r.SyscallsPerMsg, r.CtxSwPerMsg = median(sys), median(sw)
 	return r
 }
 

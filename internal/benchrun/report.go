@@ -240,11 +240,13 @@ func (v *reportView) extraLines(c Case) []headLine {
 	cpu := func(r Row) (float64, bool) { return r.CPUPerMsg, r.CPUPerMsg > 0 }
 	p99 := func(r Row) (float64, bool) { return r.P99, r.P99 > 0 }
 	sys := func(r Row) (float64, bool) { return r.SyscallsPerMsg, r.SyscallsPerMsg > 0 }
+	sw := func(r Row) (float64, bool) { return r.CtxSwPerMsg, r.SyscallsPerMsg > 0 }
 	var ls []headLine
 	switch c.base() {
 	case "pingpong":
 		ls = append(ls, v.headLine(c, "same, server CPU µs/msg ↓", true, cpu, fmtMicros),
 			v.headLine(c, "same, server system calls/msg ↓", true, sys, fmtPerMsg),
+			v.headLine(c, "same, server context switches/msg ↓", true, sw, fmtPerMsg),
 			v.headLine(c, "same, p99 latency µs ↓", true, p99, fmtLatency))
 	case "conns":
 		ls = append(ls, v.headLine(c, "same, server CPU µs per echo ↓", true, cpu, fmtMicros),

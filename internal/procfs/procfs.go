@@ -50,6 +50,33 @@ func PeakRSS(pid int) (int64, error) {
 	return status(pid, "VmHWM:")
 }
 
+// CtxSwitches returns the context switches, voluntary and not, of every
+// thread of process pid, from /proc/PID/task/*/status (a process's own
+// status counts its first thread only). A thread that ends while it is
+// read, or ended before, is left out.
+func CtxSwitches(pid int) (int64, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, key := range [...]string{"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"} {
+				if rest, ok := strings.CutPrefix(line, key); ok {
+					k, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+					n += k
+				}
+			}
+		}
+	}
+	return n, nil
+}
+
 // RSS returns the resident set (VmRSS) of process pid in bytes.
 func RSS(pid int) (int64, error) {
 	return status(pid, "VmRSS:")

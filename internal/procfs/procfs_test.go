@@ -25,6 +25,10 @@ func TestSelf(t *testing.T) {
 	if _, err := CPU(pid); err != nil {
 		t.Errorf("CPU(self) = %v", err)
 	}
+	runtime.Gosched()
+	if n, err := CtxSwitches(pid); err != nil || n <= 0 {
+		t.Errorf("CtxSwitches(self) = %d, %v; want > 0, nil", n, err)
+	}
 	if _, err := RSS(1 << 30); err == nil {
 		t.Error("RSS(no such pid) = nil error, want one")
 	}
