@@ -56,7 +56,7 @@ func config() benchrun.Config {
 	return benchrun.Config{
 		Command:     "bench",
 		Servers:     slices.Concat(benchrun.GaleServers(), peers, benchrun.TLSServers(), tlsPeers, benchrun.HTTPServers(), benchrun.GaleHTTPServers(serveHTTP1), httpPeers),
-		Default:     []string{"stdnet", "cepoll", "curing", "gaio", "evio", "gnet", "nbio", "netpoll", "aio", "aio-io_uring", "engine", "engine-epoll", "netconn", "netconn-io_uring"},
+		Default:     []string{"stdnet", "cepoll", "curing", "gaio", "gaio-64k", "evio", "gnet", "nbio", "netpoll", "aio", "aio-io_uring", "aio-gaio-64k", "engine", "engine-epoll"},
 		DefaultTLS:  []string{"std-tls", "nbio-tls", "engine-tls"},
 		DefaultHTTP: []string{"std-http", "nbhttp", "fasthttp", "gale-http", "gale-http-mixed"},
 		Full:        true,
