@@ -152,10 +152,6 @@ func (lp *nloop) Commit(int, int) {}
 // when Complete returns.
 func (lp *nloop) Transient() bool { return true }
 
-// HandsOff tells the io_uring backend that receives go to goroutines
-// blocked in Read, so the loop is not locked to a thread.
-func (lp *nloop) HandsOff() bool { return true }
-
 // fault fails every connection of a loop whose backend failed.
 func (lp *nloop) fault(l *loop.Loop, err error) {
 	lp.err = err

@@ -201,8 +201,8 @@ type Transient interface {
 }
 
 // HandOff is implemented by a Provider whose owner hands its completions
-// to other goroutines (aio's WaitIO, netconn's blocked Reads) instead of
-// finishing with them on the loop goroutine. The io_uring backend then
+// to another goroutine (aio's WaitIO) instead of finishing with them on
+// the loop goroutine. The io_uring backend then
 // sets up a ring that any thread may drive, and leaves the loop goroutine
 // unlocked: a goroutine locked to its thread can only run there, so each
 // hand-off to and from it would cost a switch between threads (futex
