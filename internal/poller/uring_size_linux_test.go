@@ -24,24 +24,7 @@ func TestURStateSize(t *testing.T) {
 // multishot receive from the buffer ring is left in flight, as for an
 // idle connection, its state holds no urIO.
 func TestURingIdleHoldsNoIO(t *testing.T) {
-	if err := Available(IOURing); err != nil {
-		t.Skipf("io_uring unavailable here: %v", err)
-	}
-	b, err := newURing(&spillProvider{buf: make([]byte, 4096)}, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
-	tag := MakeTag(0, 1)
-	if err := b.Add(fds[0], tag, true); err != nil {
-		t.Fatal(err)
-	}
+	b, tag, fds := urPair(t, &spillProvider{buf: make([]byte, 4096)}, 8)
 	var got []Completion
 	wait := func(want int) {
 		t.Helper()

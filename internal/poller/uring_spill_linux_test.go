@@ -27,26 +27,8 @@ func (p *spillProvider) Transient() bool        { return true }
 // whose connections once spilled would otherwise hold that memory in every
 // slot for good, whatever connects next.
 func TestURingRemoveDropsSpill(t *testing.T) {
-	if err := Available(IOURing); err != nil {
-		t.Skipf("io_uring unavailable here: %v", err)
-	}
-	be, err := openURing(&spillProvider{buf: make([]byte, 64<<10)})
-	if err != nil {
-		t.Skipf("io_uring unavailable here: %v", err)
-	}
-	b := be.(*uringBackend)
-	defer b.Close()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
+	b, tag, fds := urPair(t, &spillProvider{buf: make([]byte, 64<<10)}, ringEntries)
 	unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_SNDBUF, 1<<20)
-	tag := MakeTag(0, 1)
-	if err := b.Add(fds[0], tag, true); err != nil {
-		t.Fatal(err)
-	}
 
 	// One receive from the buffer ring starts the multishot; the owner
 	// then stops asking, and what keeps coming is spilled.

@@ -27,28 +27,11 @@ func (p *handOffProvider) HandsOff() bool         { return true }
 // not cancel itself. Either way the receive gets the bytes sent
 // afterwards and the send completes whole, in order.
 func TestUnboundSurvivesThreadExit(t *testing.T) {
-	if err := Available(IOURing); err != nil {
-		t.Skipf("io_uring unavailable here: %v", err)
-	}
-	b, err := newURing(&handOffProvider{buf: make([]byte, 4096)}, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b, tag, fds := urPair(t, &handOffProvider{buf: make([]byte, 4096)}, 8)
 	if !b.unbound {
 		t.Fatal("a HandOff provider's ring is bound to its thread")
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
 	unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUF, 4096)
-	tag := MakeTag(0, 1)
-	if err := b.Add(fds[0], tag, true); err != nil {
-		t.Fatal(err)
-	}
 	out := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB: far more than the socket holds
 	rbuf := make([]byte, 64)
 	var got []Completion
