@@ -207,11 +207,10 @@ func (b *uringBackend) Add(fd int, tag Tag, stream bool) error {
 		return os.NewSyscallError("io_uring add", unix.EBADF)
 	}
 	st := b.fds.grow(int(tag.Slot()))
-	if st.rk != 0 || st.sk != 0 {
+	if st.rk != 0 || st.sk != 0 || st.io != nil { // Remove ends them and gives the record back
 		panic("poller: slot reused with operations in flight")
 	}
-	b.releaseIO(st)
-	*st = urState{fd: int32(fd), tag: tag, stream: stream, io: st.io}
+	*st = urState{fd: int32(fd), tag: tag, stream: stream}
 	return nil
 }
 

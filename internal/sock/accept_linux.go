@@ -7,27 +7,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Accept wraps accept4(2): the new descriptor is non-blocking and
+// AcceptPeer wraps accept4(2): the new descriptor is non-blocking and
 // close-on-exec from the start. A failure a test injected (Fault) takes
 // the place of the call, so the connection stays in the backlog, as with
 // a real EMFILE. EINTR is returned, like every other errno: the caller
 // retries.
-func Accept(fd int) (int, unix.Sockaddr, error) {
-	if e := Fault(FaultAccept, fd); e != 0 {
-		return -1, nil, e
-	}
-	return unix.Accept4(fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-}
-
-// AcceptPeer is Accept without allocating for an IPv4 or IPv6 peer:
-// unix.Accept4 allocates a RawSockaddrAny and a Sockaddr per call, which
-// a listener taking thousands of connections leaves for the collector.
-// The kernel writes the peer's address into rsa, which the caller owns
+//
+// It allocates nothing for an IPv4 or IPv6 peer (unix.Accept4 allocates
+// a RawSockaddrAny and a Sockaddr per call, which a listener taking
+// thousands of connections leaves for the collector). The kernel writes the peer's address into rsa, which the caller owns
 // and may reuse at once (AcceptPeer keeps nothing of it); one caller at a
 // time per rsa. An inet peer comes back as peer (see DecodeSockaddr) with
 // a nil sa; any other (a Unix socket's, an IPv6 address with a scope) as
-// sa, as Accept gives it, with peer invalid. Faults and errors are as for
-// Accept.
+// sa, as unix.Accept4 gives it, with peer invalid.
 func AcceptPeer(fd int, rsa *unix.RawSockaddrAny) (nfd int, peer netip.AddrPort, sa unix.Sockaddr, err error) {
 	if e := Fault(FaultAccept, fd); e != 0 {
 		return -1, netip.AddrPort{}, nil, e

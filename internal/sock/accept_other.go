@@ -9,11 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Accept wraps accept(2) and makes the new descriptor non-blocking and
+// accept wraps accept(2) and makes the new descriptor non-blocking and
 // close-on-exec. Without accept4, the descriptor exists briefly without
 // close-on-exec; holding syscall.ForkLock, as package net does, keeps a
 // concurrent fork/exec from inheriting it.
-func Accept(fd int) (int, unix.Sockaddr, error) {
+func accept(fd int) (int, unix.Sockaddr, error) {
 	syscall.ForkLock.RLock()
 	nfd, sa, err := unix.Accept(fd)
 	if err == nil {
@@ -30,10 +30,11 @@ func Accept(fd int) (int, unix.Sockaddr, error) {
 	return nfd, sa, nil
 }
 
-// AcceptPeer is Accept for the callers that, on Linux, take an inet peer
-// without allocating (see accept_linux.go). Here the peer always comes
-// back as sa, as Accept gives it, with peer invalid, and rsa is unused.
+// AcceptPeer is accept(2) made non-blocking and close-on-exec, with the
+// signature of Linux's, which takes an inet peer without allocating (see
+// accept_linux.go). Here the peer always comes back as sa, with peer
+// invalid, and rsa is unused.
 func AcceptPeer(fd int, rsa *unix.RawSockaddrAny) (nfd int, peer netip.AddrPort, sa unix.Sockaddr, err error) {
-	nfd, sa, err = Accept(fd)
+	nfd, sa, err = accept(fd)
 	return nfd, netip.AddrPort{}, sa, err
 }

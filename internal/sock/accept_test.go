@@ -4,6 +4,7 @@ package sock_test
 
 import (
 	"net"
+	"net/netip"
 	"testing"
 
 	"github.com/galeio/gale/internal/sock"
@@ -11,7 +12,8 @@ import (
 )
 
 // TestAccept: an empty queue gives EAGAIN; a queued connection comes back
-// non-blocking and close-on-exec, with the peer's address.
+// non-blocking and close-on-exec, with the peer's address (in peer on
+// Linux, in sa elsewhere).
 func TestAccept(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -19,7 +21,8 @@ func TestAccept(t *testing.T) {
 	}
 	defer ln.Close()
 	lfd := dupConn(t, ln.(*net.TCPListener))
-	if _, _, err := sock.Accept(lfd); err != unix.EAGAIN {
+	var rsa unix.RawSockaddrAny
+	if _, _, _, err := sock.AcceptPeer(lfd, &rsa); err != unix.EAGAIN {
 		t.Fatalf("Accept on an empty queue = %v, want EAGAIN", err)
 	}
 	c, err := net.Dial("tcp", ln.Addr().String())
@@ -28,10 +31,11 @@ func TestAccept(t *testing.T) {
 	}
 	defer c.Close()
 	var nfd int
+	var peer netip.AddrPort
 	var sa unix.Sockaddr
 	for {
 		waitReadable(t, lfd)
-		nfd, sa, err = sock.Accept(lfd)
+		nfd, peer, sa, err = sock.AcceptPeer(lfd, &rsa)
 		if err != unix.EAGAIN {
 			break
 		}
@@ -41,8 +45,11 @@ func TestAccept(t *testing.T) {
 	}
 	defer unix.Close(nfd)
 	wantCloexecNonblock(t, nfd)
-	if p, ok := sa.(*unix.SockaddrInet4); !ok || p.Port != c.LocalAddr().(*net.TCPAddr).Port {
-		t.Fatalf("Accept peer = %#v, want port %d", sa, c.LocalAddr().(*net.TCPAddr).Port)
+	if p, ok := sa.(*unix.SockaddrInet4); ok {
+		peer = netip.AddrPortFrom(netip.AddrFrom4(p.Addr), uint16(p.Port))
+	}
+	if int(peer.Port()) != c.LocalAddr().(*net.TCPAddr).Port {
+		t.Fatalf("Accept peer = %v %#v, want port %d", peer, sa, c.LocalAddr().(*net.TCPAddr).Port)
 	}
 }
 
