@@ -70,7 +70,7 @@ func (c Completion) Peer() netip.AddrPort { return c.c.Peer }
 // with a scope ID, any on a backend that does not fill Peer); nil when
 // the backend could not learn the peer. An owner of an accept takes Peer
 // when it is valid, and From otherwise.
-func (c Completion) From() unix.Sockaddr { return c.c.From }
+func (c Completion) From() poller.Sockaddr { return c.c.From }
 
 // Canceled reports that Cancel ended the operation (after N bytes).
 func (c Completion) Canceled() bool { return c.c.Err == unix.ECANCELED }

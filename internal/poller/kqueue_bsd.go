@@ -22,14 +22,13 @@ import (
 type kqueue struct {
 	kq int // the owner's copy of kqfd's number
 	// kqfd guards the descriptor for wake, which runs on any goroutine and
-	// triggers the EVFILT_USER event on it: it is closed only once no wake
+	// triggers the wake-up event on it: it is closed only once no wake
 	// is using it (see sock.FD).
 	kqfd   sock.FD
-	tags   []Tag // by descriptor; 0 when unregistered
+	waker  kqWaker // the wake-up event (kqueue_wake_*.go)
+	tags   []Tag   // by descriptor; 0 when unregistered
 	events []unix.Kevent_t
 }
-
-const wakeIdent = 0 // EVFILT_USER identifier of the wake-up event
 
 // Open returns the BSD backend: kqueue(2) with completions emulated by
 // non-blocking system calls.
@@ -60,10 +59,9 @@ func openKqueue(p Provider) (Backend, error) {
 	unix.CloseOnExec(kq)
 	k := &kqueue{kq: kq, events: make([]unix.Kevent_t, 128)}
 	k.kqfd.Init(kq)
-	ev := []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Flags: unix.EV_ADD | unix.EV_CLEAR}}
-	if _, err := unix.Kevent(kq, ev, nil, nil); err != nil {
+	if err := k.waker.init(kq); err != nil {
 		unix.Close(kq)
-		return nil, os.NewSyscallError("kevent", err)
+		return nil, err
 	}
 	return newEmul(k, p, Kqueue), nil
 }
@@ -111,7 +109,7 @@ func (k *kqueue) wait(msec int, evs []event) ([]event, error) {
 	}
 	for i := range n {
 		e := &k.events[i]
-		if e.Filter == unix.EVFILT_USER {
+		if k.waker.is(e) {
 			continue
 		}
 		fd := int(e.Ident)
@@ -138,12 +136,11 @@ func (k *kqueue) wake() error {
 		return nil // closed: the loop is gone
 	}
 	defer k.kqfd.Release()
-	ev := []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Fflags: unix.NOTE_TRIGGER}}
-	_, err := unix.Kevent(kq, ev, nil, nil)
-	return err
+	return k.waker.trigger(kq)
 }
 
 func (k *kqueue) close() error {
 	k.kqfd.Close()
+	k.waker.close()
 	return nil
 }

@@ -81,8 +81,6 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // NoSpace is the Err of a nil-buffer receive for which the Provider had no
@@ -147,7 +145,7 @@ type Completion struct {
 	// (getpeername(2) after io_uring's accept failed: the peer already
 	// reset the connection). A consumer of an accept takes Peer when it
 	// is valid, and From otherwise.
-	From unix.Sockaddr
+	From Sockaddr
 }
 
 // Provider lends buffers to receives submitted without one. Both methods are
