@@ -14,15 +14,15 @@ import (
 	"github.com/galeio/gale/internal/poller"
 )
 
-// Kinds returns the backends of this platform.
+// Kinds returns the backends of this platform, the net fallback last.
 func Kinds() []poller.Kind {
 	switch runtime.GOOS {
 	case "linux":
-		return []poller.Kind{poller.Epoll, poller.IOURing}
+		return []poller.Kind{poller.Epoll, poller.IOURing, poller.Net}
 	case "darwin", "dragonfly", "freebsd", "netbsd", "openbsd":
-		return []poller.Kind{poller.Kqueue}
+		return []poller.Kind{poller.Kqueue, poller.Net}
 	}
-	return nil
+	return []poller.Kind{poller.Net}
 }
 
 // Run runs f as a sub-test per backend, with GALE_BACKEND set to it so

@@ -24,6 +24,7 @@ func (p *oneBuffer) Commit(int, int)        {}
 func TestSteadyStateAllocs(t *testing.T) { backendtest.Run(t, testSteadyStateAllocs) }
 
 func testSteadyStateAllocs(t *testing.T) {
+	skipOnNet(t, "a worker goroutine and its record per operation")
 	checkFDs(t)
 	pair := socketpair(t)
 	be := open(t, &oneBuffer{buf: make([]byte, 64)})

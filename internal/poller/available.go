@@ -7,15 +7,15 @@ import (
 )
 
 var (
-	availOnce [Kqueue + 1]sync.Once
-	availErr  [Kqueue + 1]error
+	availOnce [Net + 1]sync.Once
+	availErr  [Net + 1]error
 )
 
 // Available reports whether backend k can be opened here (nil), or why
 // not. It opens and closes one backend, once per k; safe from any
 // goroutine.
 func Available(k Kind) error {
-	if k > Kqueue {
+	if k > Net {
 		return fmt.Errorf("poller: %v: %w", k, errors.ErrUnsupported)
 	}
 	availOnce[k].Do(func() {

@@ -11,15 +11,17 @@ type Kind uint8
 
 // Backends. Auto is the best one that works on this machine: io_uring on
 // Linux where the kernel and its configuration allow it, epoll otherwise;
-// kqueue on the BSDs and macOS.
+// kqueue on the BSDs and macOS; Net, package net behind the completion
+// contract (netbe.go), everywhere else. Net can be asked for on any OS.
 const (
 	Auto Kind = iota
 	Epoll
 	IOURing
 	Kqueue
+	Net
 )
 
-var kindNames = [...]string{Auto: "auto", Epoll: "epoll", IOURing: "io_uring", Kqueue: "kqueue"}
+var kindNames = [...]string{Auto: "auto", Epoll: "epoll", IOURing: "io_uring", Kqueue: "kqueue", Net: "net"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -29,7 +31,7 @@ func (k Kind) String() string {
 }
 
 // ParseKind returns the Kind named s: "auto", "epoll", "io_uring" (also
-// "iouring" and "uring") or "kqueue", in any case.
+// "iouring" and "uring"), "kqueue" or "net", in any case.
 func ParseKind(s string) (Kind, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "auto", "":
@@ -40,8 +42,10 @@ func ParseKind(s string) (Kind, error) {
 		return IOURing, nil
 	case "kqueue":
 		return Kqueue, nil
+	case "net":
+		return Net, nil
 	}
-	return Auto, fmt.Errorf("poller: unknown backend %q (want auto, epoll, io_uring or kqueue)", s)
+	return Auto, fmt.Errorf("poller: unknown backend %q (want auto, epoll, io_uring, kqueue or net)", s)
 }
 
 // EnvBackend is the environment variable that overrides the backend a

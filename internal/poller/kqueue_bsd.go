@@ -34,8 +34,9 @@ type kqueue struct {
 // non-blocking system calls.
 func Open(p Provider) (Backend, error) { return OpenKind(Auto, p) }
 
-// OpenKind returns the kqueue backend for Auto and Kqueue (after the
-// GALE_BACKEND override, Choose); the Linux backends are unsupported here.
+// OpenKind returns the kqueue backend for Auto and Kqueue, and the net
+// backend for Net (after the GALE_BACKEND override, Choose); the Linux
+// backends are unsupported here.
 func OpenKind(k Kind, p Provider) (Backend, error) {
 	k, err := Choose(k)
 	if err != nil {
@@ -45,6 +46,9 @@ func OpenKind(k Kind, p Provider) (Backend, error) {
 }
 
 func openKind(k Kind, p Provider) (Backend, error) {
+	if k == Net {
+		return openNet(p)
+	}
 	if k != Auto && k != Kqueue {
 		return nil, fmt.Errorf("poller: %v backend: %w", k, errors.ErrUnsupported)
 	}

@@ -43,6 +43,8 @@ func openKind(k Kind, p Provider) (Backend, error) {
 	switch k {
 	case Epoll:
 		return openEpoll(p)
+	case Net:
+		return openNet(p)
 	case IOURing:
 		b, err := openURing(p)
 		if err != nil {

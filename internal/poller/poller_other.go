@@ -2,12 +2,28 @@
 
 package poller
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
-// Open reports that this platform has no backend.
-func Open(p Provider) (Backend, error) { return nil, errors.ErrUnsupported }
+// Open returns the net backend: this platform has no native one.
+func Open(p Provider) (Backend, error) { return OpenKind(Auto, p) }
 
-// OpenKind reports that this platform has no backend.
-func OpenKind(Kind, Provider) (Backend, error) { return nil, errors.ErrUnsupported }
+// OpenKind returns the net backend for Auto and Net (after the
+// GALE_BACKEND override, Choose); the native backends are unsupported
+// here.
+func OpenKind(k Kind, p Provider) (Backend, error) {
+	k, err := Choose(k)
+	if err != nil {
+		return nil, err
+	}
+	return openKind(k, p)
+}
 
-func openKind(Kind, Provider) (Backend, error) { return nil, errors.ErrUnsupported }
+func openKind(k Kind, p Provider) (Backend, error) {
+	if k != Auto && k != Net {
+		return nil, fmt.Errorf("poller: %v backend: %w", k, errors.ErrUnsupported)
+	}
+	return openNet(p)
+}

@@ -1,0 +1,32 @@
+//go:build !unix
+
+package poller
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+)
+
+// canWrap reports that package net cannot wrap a descriptor here: the
+// layers above hand the backend descriptors, so on this platform the net
+// backend opens but cannot take one (see ARCHITECTURE.md, "Platforms").
+func canWrap() error {
+	return fmt.Errorf("poller: net backend: wrapping a descriptor: %w", errors.ErrUnsupported)
+}
+
+func wrapFD(int, Op, bool) (netWrap, syscall.Errno) { return netWrap{}, syscall.EOPNOTSUPP }
+
+func connFD(c net.Conn) (int, error) {
+	c.Close()
+	return -1, syscall.EOPNOTSUPP
+}
+
+func closeFD(int) {}
+
+func toSockaddr(a net.Addr) Sockaddr { return a }
+
+func (b *netBackend) lastAttempt(e *netEntry, r *netResult) {}
+
+func (b *netBackend) lastSend(e *netEntry, r *netResult) {}
