@@ -5,7 +5,6 @@ import (
 	"syscall"
 
 	"github.com/galeio/gale/internal/poller"
-	"golang.org/x/sys/unix"
 )
 
 // Tag names a descriptor attached to a loop (Attach): a slot and a
@@ -73,7 +72,7 @@ func (c Completion) Peer() netip.AddrPort { return c.c.Peer }
 func (c Completion) From() poller.Sockaddr { return c.c.From }
 
 // Canceled reports that Cancel ended the operation (after N bytes).
-func (c Completion) Canceled() bool { return c.c.Err == unix.ECANCELED }
+func (c Completion) Canceled() bool { return c.c.Err == syscall.ECANCELED }
 
 // NoSpace reports a nil-buffer receive that found the Provider without
 // space: nothing was received, and the owner submits it again once space
