@@ -13,7 +13,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -121,15 +120,6 @@ func FDs(pid int) (map[int]string, error) {
 		}
 	}
 	return fds, nil
-}
-
-// SelfCPU returns the CPU time this process has used.
-func SelfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // CPUModel returns the CPU's model name from /proc/cpuinfo.
