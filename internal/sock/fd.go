@@ -1,12 +1,6 @@
-//go:build unix
-
 package sock
 
-import (
-	"sync/atomic"
-
-	"golang.org/x/sys/unix"
-)
+import "sync/atomic"
 
 // FD is a descriptor that goroutines other than its owner may use, with
 // the lifetime rule of the standard library's internal/poll.FD: every use
@@ -106,5 +100,5 @@ func (f *FD) final() {
 		f.handTo <- int(f.sysfd)
 		return
 	}
-	unix.Close(int(f.sysfd))
+	Close(int(f.sysfd))
 }

@@ -45,3 +45,28 @@ func (o TCPOptions) Restore(fd int) error {
 func SetLingerZero(fd int) {
 	unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
 }
+
+// optNames maps an Opt to its level and name for setsockopt(2).
+var optNames = [...]struct{ level, name int }{
+	NoDelay:   {unix.IPPROTO_TCP, unix.TCP_NODELAY},
+	KeepAlive: {unix.SOL_SOCKET, unix.SO_KEEPALIVE},
+	RcvBuf:    {unix.SOL_SOCKET, unix.SO_RCVBUF},
+	SndBuf:    {unix.SOL_SOCKET, unix.SO_SNDBUF},
+	ReusePort: {unix.SOL_SOCKET, unix.SO_REUSEPORT},
+}
+
+// SetsockoptInt wraps setsockopt(2) for the integer option o.
+func SetsockoptInt(fd int, o Opt, v int) error {
+	n := optNames[o]
+	return unix.SetsockoptInt(fd, n.level, n.name, v)
+}
+
+// SetLinger sets SO_LINGER (socket(7)) to sec seconds, or turns it off
+// when sec is negative.
+func SetLinger(fd, sec int) error {
+	l := &unix.Linger{}
+	if sec >= 0 {
+		l.Onoff, l.Linger = 1, int32(sec)
+	}
+	return unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, l)
+}
