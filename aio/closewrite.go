@@ -5,7 +5,7 @@ import (
 	"net"
 
 	"github.com/galeio/gale/internal/loop"
-	"golang.org/x/sys/unix"
+	"github.com/galeio/gale/internal/sock"
 )
 
 // CloseWrite shuts down the sending side of conn (shutdown(2), SHUT_WR)
@@ -95,5 +95,5 @@ func (c *conn) closedWrite(l *loop.Loop, r *request) {
 // the connection) and any other failure are left for the next read to
 // report: a CloseWrite has no completion to carry them.
 func (c *conn) shutdownWrite() {
-	unix.Shutdown(c.fd.Sysfd(), unix.SHUT_WR)
+	sock.Shutdown(c.fd.Sysfd(), sock.ShutWrite)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
-	"golang.org/x/sys/unix"
 )
 
 // Conn is a connection served by an engine loop.
@@ -146,7 +145,7 @@ func (c *Conn) LocalAddr() net.Addr {
 // connection has a local address of its own only on a wildcard TCP
 // listener (see listener.accepted).
 func (c *Conn) askLocal(fd int) net.Addr {
-	sa, err := unix.Getsockname(fd)
+	sa, err := sock.Getsockname(fd)
 	if err != nil {
 		return nil
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
-	"golang.org/x/sys/unix"
 )
 
 // maxVec is the most chunks one send takes (IOV_MAX).
@@ -90,7 +89,7 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 		// the peer may act (and a test's clock move) before a later stamp.
 		c.touch()
 		w, errno := c.writeNow(bufs)
-		if errno != 0 && errno != unix.EAGAIN {
+		if errno != 0 && errno != syscall.EAGAIN {
 			return 0, c.writeFailed(errno)
 		}
 		c.lp.stats.bytesOut.Add(uint64(w))
@@ -157,13 +156,13 @@ const directVec = 64
 func (c *Conn) writeNow(bufs [][]byte) (int, syscall.Errno) {
 	fd, ok := c.fd.Acquire()
 	if !ok {
-		return 0, unix.EBADF // not reached: c is dead before its fd closes
+		return 0, syscall.EBADF // not reached: c is dead before its fd closes
 	}
 	defer c.fd.Release()
 	if len(bufs) == 1 {
 		return sock.Write(fd, bufs[0])
 	}
-	var iov [directVec]unix.Iovec // on the stack: nothing keeps it
+	var iov [directVec]sock.Iovec // on the stack: nothing keeps it
 	n := 0
 	for _, b := range bufs {
 		if len(b) == 0 {
@@ -172,7 +171,7 @@ func (c *Conn) writeNow(bufs [][]byte) (int, syscall.Errno) {
 		if n == len(iov) {
 			break
 		}
-		iov[n] = unix.Iovec{Base: &b[0]}
+		iov[n] = sock.Iovec{Base: &b[0]}
 		iov[n].SetLen(len(b))
 		n++
 	}
@@ -455,7 +454,7 @@ func (c *Conn) water() {
 
 // shutdownWrite shuts down the sending side (shutdown(2), SHUT_WR).
 func (c *Conn) shutdownWrite() {
-	if err := unix.Shutdown(c.fd.Sysfd(), unix.SHUT_WR); err != nil && err != unix.ENOTCONN {
+	if err := sock.Shutdown(c.fd.Sysfd(), sock.ShutWrite); err != nil && err != syscall.ENOTCONN {
 		c.fail(c.opError("shutdown", err))
 	}
 }

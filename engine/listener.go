@@ -14,7 +14,6 @@ import (
 
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
-	"golang.org/x/sys/unix"
 )
 
 // Accept back-off: when accept(2) fails for want of resources (EMFILE,
@@ -108,7 +107,7 @@ func listenFD(network, addr string, reusePort bool) (int, net.Addr, error) {
 		}
 		var serr error
 		err := rc.Control(func(fd uintptr) {
-			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+			serr = sock.SetsockoptInt(int(fd), sock.ReusePort, 1)
 		})
 		return errors.Join(err, serr)
 	}}
@@ -154,7 +153,7 @@ func (ln *listener) Complete(l *loop.Loop, p loop.Completion) {
 		ln.backoff = 0
 		ln.accepted(p.FD(), p.Peer(), p.From())
 		l.Accept(ln.tag)
-	case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
+	case syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM:
 		ln.lp.stats.acceptErrors.Add(1)
 		ln.backoff = min(max(2*ln.backoff, minBackoff), maxBackoff)
 		l.Schedule(&ln.retry, l.Now().Add(ln.backoff))
@@ -172,12 +171,12 @@ func (ln *listener) resume(time.Time) {
 
 // accepted hands a new connection to its loop. The peer is in peer when
 // the backend decoded it without allocating, and in from otherwise.
-func (ln *listener) accepted(fd int, peer netip.AddrPort, from unix.Sockaddr) {
+func (ln *listener) accepted(fd int, peer netip.AddrPort, from sock.Sockaddr) {
 	e := ln.e
 	if isTCP(ln.network) {
 		// As package net does for every TCP connection: small replies go
 		// out at once instead of waiting on Nagle's algorithm.
-		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		sock.SetsockoptInt(fd, sock.NoDelay, 1)
 	}
 	// An accepted TCP conn keeps its peer as a netip.AddrPort and shares
 	// the listener's address unless that is a wildcard: no allocation,

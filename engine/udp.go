@@ -8,7 +8,6 @@ import (
 	"syscall"
 
 	"github.com/galeio/gale/internal/sock"
-	"golang.org/x/sys/unix"
 )
 
 var (
@@ -44,7 +43,7 @@ func (e *Engine) listenUDP(network, addr string) (net.Addr, error) {
 			}
 			var serr error
 			err := rc.Control(func(fd uintptr) {
-				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+				serr = sock.SetsockoptInt(int(fd), sock.ReusePort, 1)
 			})
 			return errors.Join(err, serr)
 		}}
@@ -83,16 +82,7 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 	if !ok {
 		return 0, c.opError("write", fmt.Errorf("WriteTo: %T is not a *net.UDPAddr", addr))
 	}
-	var sa unix.Sockaddr
-	if ip4 := ua.IP.To4(); ip4 != nil {
-		s := &unix.SockaddrInet4{Port: ua.Port}
-		copy(s.Addr[:], ip4)
-		sa = s
-	} else {
-		s := &unix.SockaddrInet6{Port: ua.Port}
-		copy(s.Addr[:], ua.IP.To16())
-		sa = s
-	}
+	sa := udpSockaddr(ua)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	fd, ok := c.fd.Acquire()
@@ -102,7 +92,7 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 		}
 		return 0, c.opError("write", net.ErrClosed)
 	}
-	err := unix.Sendto(fd, p, 0, sa)
+	err := sock.Sendto(fd, p, sa)
 	c.fd.Release()
 	if err != nil {
 		return 0, c.opError("write", err)
