@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
 )
@@ -73,7 +71,7 @@ func (c *Conn) LocalAddr() net.Addr {
 	if !ok {
 		return nil
 	}
-	sa, err := unix.Getsockname(fd)
+	sa, err := sock.Getsockname(fd)
 	c.fd.Release()
 	if err != nil {
 		return nil

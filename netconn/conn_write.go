@@ -4,9 +4,8 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
@@ -63,7 +62,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		n += max(k, 0)
 		switch errno {
 		case 0:
-		case unix.EAGAIN:
+		case syscall.EAGAIN:
 			k, err := w.wait(p[n:])
 			return n + k, err
 		default:

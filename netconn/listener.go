@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
 )
@@ -87,13 +85,13 @@ type Listener struct {
 	serial sync.Mutex // one Accept at a time; held while parked
 	// rsa receives the peer's address of accept's sock.AcceptPeer, so an
 	// inet peer's costs no allocation. serial guards it.
-	rsa unix.RawSockaddrAny
+	rsa sock.RawSockaddrAny
 
 	mu      sync.Mutex // guards the parked Accept's fields
 	waiting bool
 	nfd     int
 	peer    netip.AddrPort
-	from    unix.Sockaddr
+	from    sock.Sockaddr
 	err     error
 	ready   chan struct{}
 }
@@ -128,9 +126,9 @@ func (ln *Listener) AcceptConn() (*Conn, error) {
 		switch {
 		case err == nil:
 			return ln.newConn(fd, peer, sa)
-		case errors.Is(err, unix.ECONNABORTED), errors.Is(err, unix.EINTR):
+		case errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EINTR):
 			continue
-		case !errors.Is(err, unix.EAGAIN):
+		case !errors.Is(err, syscall.EAGAIN):
 			return nil, ln.opError(os.NewSyscallError("accept", err))
 		}
 		fd, peer, sa, err = ln.wait()
@@ -146,7 +144,7 @@ func (ln *Listener) AcceptConn() (*Conn, error) {
 // accept tries accept(2) from the caller's goroutine, which holds
 // ln.serial. The peer is in peer or, when that is invalid, in the
 // Sockaddr (see sock.AcceptPeer).
-func (ln *Listener) accept() (int, netip.AddrPort, unix.Sockaddr, error) {
+func (ln *Listener) accept() (int, netip.AddrPort, sock.Sockaddr, error) {
 	lfd, ok := ln.fd.Acquire()
 	if !ok {
 		return -1, netip.AddrPort{}, nil, net.ErrClosed
@@ -157,7 +155,7 @@ func (ln *Listener) accept() (int, netip.AddrPort, unix.Sockaddr, error) {
 
 // wait has the loop accept and parks until it did, or was stopped; a
 // negative descriptor with a nil error means try again.
-func (ln *Listener) wait() (int, netip.AddrPort, unix.Sockaddr, error) {
+func (ln *Listener) wait() (int, netip.AddrPort, sock.Sockaddr, error) {
 	ln.mu.Lock()
 	ln.waiting, ln.nfd, ln.peer, ln.from, ln.err = true, -1, netip.AddrPort{}, nil, nil
 	ln.mu.Unlock()
@@ -175,7 +173,7 @@ func (ln *Listener) fail(err error) { ln.complete(-1, netip.AddrPort{}, nil, err
 // complete ends a parked Accept with the connection fd from peer (or
 // from, when peer is invalid), or with err; with no Accept parked, the
 // connection is closed.
-func (ln *Listener) complete(fd int, peer netip.AddrPort, from unix.Sockaddr, err error) {
+func (ln *Listener) complete(fd int, peer netip.AddrPort, from sock.Sockaddr, err error) {
 	ln.mu.Lock()
 	if ln.waiting {
 		ln.waiting, ln.nfd, ln.peer, ln.from, ln.err = false, fd, peer, from, err
@@ -206,7 +204,7 @@ func (t *acceptTask) Run(l *loop.Loop) {
 func (ln *Listener) Complete(l *loop.Loop, cp loop.Completion) {
 	ln.ended(l)
 	switch {
-	case cp.Errno() == unix.ECONNABORTED:
+	case cp.Errno() == syscall.ECONNABORTED:
 		ln.fail(nil)
 	case cp.Errno() != 0:
 		ln.fail(ln.opError(os.NewSyscallError("accept", cp.Errno())))
@@ -246,10 +244,10 @@ func (ln *Listener) Close() error {
 
 // newConn wraps an accepted descriptor, whose peer is peer or, when that
 // is invalid, sa.
-func (ln *Listener) newConn(fd int, peer netip.AddrPort, sa unix.Sockaddr) (*Conn, error) {
+func (ln *Listener) newConn(fd int, peer netip.AddrPort, sa sock.Sockaddr) (*Conn, error) {
 	if ln.network != "unix" {
 		// As package net does: small writes go out at once.
-		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		sock.SetsockoptInt(fd, sock.NoDelay, 1)
 	}
 	g, err := acquire(ln.g.kind)
 	if err != nil {
@@ -261,7 +259,7 @@ func (ln *Listener) newConn(fd int, peer netip.AddrPort, sa unix.Sockaddr) (*Con
 	laddr := ln.addr
 	if isWildcard(laddr) {
 		laddr = nil
-		if lsa, err := unix.Getsockname(fd); err == nil {
+		if lsa, err := sock.Getsockname(fd); err == nil {
 			laddr = sock.Addr(ln.network, lsa)
 		}
 	}

@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
 )
@@ -39,7 +37,7 @@ type PacketConn struct {
 	waiting bool
 	buf     []byte
 	n       int
-	from    unix.Sockaddr
+	from    sock.Sockaddr
 	err     error
 	ready   chan struct{}
 
@@ -119,7 +117,7 @@ func (pc *PacketConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (pc *PacketConn) readFrom(p []byte) (int, unix.Sockaddr, error) {
+func (pc *PacketConn) readFrom(p []byte) (int, sock.Sockaddr, error) {
 	pc.rserial.Lock()
 	defer pc.rserial.Unlock()
 	if pc.closed.Load() {
@@ -133,14 +131,14 @@ func (pc *PacketConn) readFrom(p []byte) (int, unix.Sockaddr, error) {
 		if !ok {
 			return 0, nil, pc.opError("read", net.ErrClosed)
 		}
-		n, sa, err := unix.Recvfrom(fd, p, 0)
+		n, sa, err := sock.Recvfrom(fd, p)
 		pc.fd.Release()
 		switch err {
 		case nil:
 			return n, sa, nil
-		case unix.EINTR:
+		case syscall.EINTR:
 			continue
-		case unix.EAGAIN:
+		case syscall.EAGAIN:
 			return pc.wait(p)
 		}
 		return 0, nil, pc.opError("read", os.NewSyscallError("recvfrom", err))
@@ -149,7 +147,7 @@ func (pc *PacketConn) readFrom(p []byte) (int, unix.Sockaddr, error) {
 
 // wait has the loop receive into p and parks until it did or was
 // stopped (the receive's end collected).
-func (pc *PacketConn) wait(p []byte) (int, unix.Sockaddr, error) {
+func (pc *PacketConn) wait(p []byte) (int, sock.Sockaddr, error) {
 	pc.mu.Lock()
 	pc.waiting, pc.buf, pc.n, pc.from, pc.err = true, p, 0, nil, nil
 	pc.mu.Unlock()
@@ -160,7 +158,7 @@ func (pc *PacketConn) wait(p []byte) (int, unix.Sockaddr, error) {
 	return pc.n, pc.from, pc.err
 }
 
-func (pc *PacketConn) complete(n int, from unix.Sockaddr, err error) {
+func (pc *PacketConn) complete(n int, from sock.Sockaddr, err error) {
 	pc.mu.Lock()
 	if pc.waiting {
 		pc.waiting, pc.buf, pc.n, pc.from, pc.err = false, nil, n, from, err
@@ -218,7 +216,7 @@ func (pc *PacketConn) Write(p []byte) (int, error) {
 	return pc.send(p, nil, pc.raddr)
 }
 
-func (pc *PacketConn) send(p []byte, sa unix.Sockaddr, addr net.Addr) (int, error) {
+func (pc *PacketConn) send(p []byte, sa sock.Sockaddr, addr net.Addr) (int, error) {
 	pc.wserial.Lock()
 	defer pc.wserial.Unlock()
 	fail := func(err error) (int, error) {
@@ -236,15 +234,15 @@ func (pc *PacketConn) send(p []byte, sa unix.Sockaddr, addr net.Addr) (int, erro
 		if !ok {
 			return fail(net.ErrClosed)
 		}
-		err := unix.Sendto(fd, p, 0, sa)
-		if err == unix.EAGAIN {
-			err = pollWait(fd, unix.POLLOUT, d)
+		err := sock.Sendto(fd, p, sa)
+		if err == syscall.EAGAIN {
+			err = pollWait(fd, sock.PollOut, d)
 		} else if err == nil {
 			pc.fd.Release()
 			return len(p), nil
 		}
 		pc.fd.Release()
-		if err != nil && err != unix.EINTR && err != unix.EAGAIN {
+		if err != nil && err != syscall.EINTR && err != syscall.EAGAIN {
 			return fail(os.NewSyscallError("sendto", err))
 		}
 	}
@@ -257,33 +255,7 @@ func pollWait(fd int, events int16, d int64) error {
 	if d != 0 {
 		wait = min(wait, time.Until(time.Unix(0, d)))
 	}
-	_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: events}}, int(max(wait, time.Millisecond)/time.Millisecond))
-	return err
-}
-
-// sockaddr converts a UDP or Unix address for sendto(2).
-func sockaddr(addr net.Addr) (unix.Sockaddr, error) {
-	switch a := addr.(type) {
-	case *net.UDPAddr:
-		return ipSockaddr(a.IP, a.Port)
-	case *net.UnixAddr:
-		return &unix.SockaddrUnix{Name: a.Name}, nil
-	}
-	return nil, syscall.EINVAL
-}
-
-func ipSockaddr(ip net.IP, port int) (unix.Sockaddr, error) {
-	if ip4 := ip.To4(); ip4 != nil {
-		sa := &unix.SockaddrInet4{Port: port}
-		copy(sa.Addr[:], ip4)
-		return sa, nil
-	}
-	if len(ip) == net.IPv6len {
-		sa := &unix.SockaddrInet6{Port: port}
-		copy(sa.Addr[:], ip)
-		return sa, nil
-	}
-	return nil, syscall.EINVAL
+	return sock.Poll(fd, events, int(max(wait, time.Millisecond)/time.Millisecond))
 }
 
 // SetDeadline sets the read and write deadlines.
@@ -332,12 +304,12 @@ func (pc *PacketConn) SyscallConn() (syscall.RawConn, error) {
 
 // SetReadBuffer sets the socket's receive buffer (SO_RCVBUF).
 func (pc *PacketConn) SetReadBuffer(n int) error {
-	return setInt(&pc.fd, unix.SOL_SOCKET, unix.SO_RCVBUF, n)
+	return setInt(&pc.fd, sock.RcvBuf, n)
 }
 
 // SetWriteBuffer sets the socket's send buffer (SO_SNDBUF).
 func (pc *PacketConn) SetWriteBuffer(n int) error {
-	return setInt(&pc.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, n)
+	return setInt(&pc.fd, sock.SndBuf, n)
 }
 
 func (pc *PacketConn) opError(op string, err error) error {

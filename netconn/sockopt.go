@@ -6,14 +6,12 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/galeio/gale/internal/sock"
 )
 
 // CloseRead shuts down the reading side (shutdown(2), SHUT_RD): a Read
 // blocked now or later returns io.EOF once what was received is read.
-func (c *Conn) CloseRead() error { return c.shutdown(unix.SHUT_RD) }
+func (c *Conn) CloseRead() error { return c.shutdown(sock.ShutRead) }
 
 // CloseWrite shuts down the writing side once a Write in progress
 // returned (shutdown(2), SHUT_WR): the peer reads an end of file; later
@@ -21,7 +19,7 @@ func (c *Conn) CloseRead() error { return c.shutdown(unix.SHUT_RD) }
 func (c *Conn) CloseWrite() error {
 	c.wr.serial.Lock()
 	defer c.wr.serial.Unlock()
-	return c.shutdown(unix.SHUT_WR)
+	return c.shutdown(sock.ShutWrite)
 }
 
 func (c *Conn) shutdown(how int) error {
@@ -30,7 +28,7 @@ func (c *Conn) shutdown(how int) error {
 		return c.opError("shutdown", net.ErrClosed)
 	}
 	defer c.fd.Release()
-	if err := unix.Shutdown(fd, how); err != nil {
+	if err := sock.Shutdown(fd, how); err != nil {
 		return c.opError("shutdown", os.NewSyscallError("shutdown", err))
 	}
 	return nil
@@ -39,12 +37,12 @@ func (c *Conn) shutdown(how int) error {
 // SetNoDelay controls Nagle's algorithm (TCP_NODELAY); accepted and
 // dialed TCP conns start with it off (no delay), as in package net.
 func (c *Conn) SetNoDelay(noDelay bool) error {
-	return c.setopt(unix.IPPROTO_TCP, unix.TCP_NODELAY, boolInt(noDelay))
+	return c.setopt(sock.NoDelay, boolInt(noDelay))
 }
 
 // SetKeepAlive turns TCP keep-alive probes on or off.
 func (c *Conn) SetKeepAlive(keepalive bool) error {
-	return c.setopt(unix.SOL_SOCKET, unix.SO_KEEPALIVE, boolInt(keepalive))
+	return c.setopt(sock.KeepAlive, boolInt(keepalive))
 }
 
 // SetKeepAlivePeriod sets the idle time before the first probe and
@@ -70,36 +68,32 @@ func (c *Conn) SetLinger(sec int) error {
 		return c.opError("set", net.ErrClosed)
 	}
 	defer c.fd.Release()
-	l := &unix.Linger{}
-	if sec >= 0 {
-		l.Onoff, l.Linger = 1, int32(sec)
-	}
-	if err := unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, l); err != nil {
+	if err := sock.SetLinger(fd, sec); err != nil {
 		return c.opError("set", os.NewSyscallError("setsockopt", err))
 	}
 	return nil
 }
 
 // SetReadBuffer sets the socket's receive buffer (SO_RCVBUF).
-func (c *Conn) SetReadBuffer(n int) error { return c.setopt(unix.SOL_SOCKET, unix.SO_RCVBUF, n) }
+func (c *Conn) SetReadBuffer(n int) error { return c.setopt(sock.RcvBuf, n) }
 
 // SetWriteBuffer sets the socket's send buffer (SO_SNDBUF).
-func (c *Conn) SetWriteBuffer(n int) error { return c.setopt(unix.SOL_SOCKET, unix.SO_SNDBUF, n) }
+func (c *Conn) SetWriteBuffer(n int) error { return c.setopt(sock.SndBuf, n) }
 
-func (c *Conn) setopt(level, name, v int) error {
-	if err := setInt(&c.fd, level, name, v); err != nil {
+func (c *Conn) setopt(o sock.Opt, v int) error {
+	if err := setInt(&c.fd, o, v); err != nil {
 		return c.opError("set", err)
 	}
 	return nil
 }
 
-func setInt(f *sock.FD, level, name, v int) error {
+func setInt(f *sock.FD, o sock.Opt, v int) error {
 	fd, ok := f.Acquire()
 	if !ok {
 		return net.ErrClosed
 	}
 	defer f.Release()
-	return os.NewSyscallError("setsockopt", unix.SetsockoptInt(fd, level, name, v))
+	return os.NewSyscallError("setsockopt", sock.SetsockoptInt(fd, o, v))
 }
 
 func boolInt(b bool) int {
@@ -142,9 +136,9 @@ func (rc rawConn) Control(f func(fd uintptr)) error {
 	return nil
 }
 
-func (rc rawConn) Read(f func(fd uintptr) bool) error { return rc.wait(f, unix.POLLIN) }
+func (rc rawConn) Read(f func(fd uintptr) bool) error { return rc.wait(f, sock.PollIn) }
 
-func (rc rawConn) Write(f func(fd uintptr) bool) error { return rc.wait(f, unix.POLLOUT) }
+func (rc rawConn) Write(f func(fd uintptr) bool) error { return rc.wait(f, sock.PollOut) }
 
 func (rc rawConn) wait(f func(fd uintptr) bool, events int16) error {
 	for {
@@ -156,9 +150,9 @@ func (rc rawConn) wait(f func(fd uintptr) bool, events int16) error {
 			rc.fd.Release()
 			return nil
 		}
-		_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: events}}, 10)
+		err := sock.Poll(fd, events, 10)
 		rc.fd.Release()
-		if err != nil && err != unix.EINTR {
+		if err != nil && err != syscall.EINTR {
 			return os.NewSyscallError("poll", err)
 		}
 	}
