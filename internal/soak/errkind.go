@@ -6,8 +6,6 @@ import (
 	"net"
 	"os"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // errKind names an error for the counts by kind, after the operation
@@ -25,7 +23,7 @@ func errKind(op string, err error) string {
 	case errors.Is(err, io.EOF):
 		return op + ": EOF"
 	case errors.As(err, &errno):
-		if name := unix.ErrnoName(errno); name != "" {
+		if name := errnoName(errno); name != "" {
 			return op + ": " + name
 		}
 		return op + ": " + errno.Error()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"syscall"
 	"time"
 )
 
@@ -60,11 +59,10 @@ func (o *Options) validate() error {
 	case o.Every <= 0 || o.Stall <= 0 || o.Settle <= 0:
 		return errors.New("-every, -stall and -settle must be positive")
 	}
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil {
-		if n := o.Conns * len(o.Servers); uint64(n) > uint64(lim.Cur)/fdShare { // int64 on the BSDs
+	if lim, ok := openFileLimit(); ok {
+		if n := o.Conns * len(o.Servers); uint64(n) > lim/fdShare {
 			return fmt.Errorf("%d connections at a time (-conns %d × %d servers) is more than a %dth of the open-file limit (%d)",
-				n, o.Conns, len(o.Servers), fdShare, lim.Cur)
+				n, o.Conns, len(o.Servers), fdShare, lim)
 		}
 	}
 	return nil
