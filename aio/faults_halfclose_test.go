@@ -1,3 +1,5 @@
+//go:build unix
+
 package aio_test
 
 // Half-closed connections, each way. A watcher has no CloseWrite of its

@@ -1,3 +1,5 @@
+//go:build unix
+
 package aio_test
 
 // Writes from many goroutines on one conn, racing with Free and the

@@ -1,3 +1,5 @@
+//go:build unix
+
 package aio_test
 
 // A peer that vanishes without FIN or RST: its socket stays open, it

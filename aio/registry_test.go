@@ -1,3 +1,5 @@
+//go:build unix
+
 package aio_test
 
 import (
