@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // A client that joins and never reads, while the others chat heavily. It
