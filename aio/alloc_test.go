@@ -120,6 +120,7 @@ func (e *stAllocEcho) round() {
 }
 
 func stCheckEchoAllocs(t *testing.T, swap bool) {
+	backendtest.SkipOnNet(t, "a worker goroutine and its record per operation")
 	e := stNewAllocEcho(t, swap)
 	for range 200 {
 		e.round()

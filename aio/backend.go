@@ -3,7 +3,7 @@ package aio
 import "github.com/galeio/gale/internal/loop"
 
 // Backend selects the kernel interface of the event loops. The
-// GALE_BACKEND environment variable (auto, epoll, io_uring, kqueue)
+// GALE_BACKEND environment variable (auto, epoll, io_uring, kqueue, net)
 // overrides it for the whole process, which lets a deployment or a test
 // run switch without a rebuild. Package engine has the same type.
 type Backend = loop.Backend
@@ -24,4 +24,12 @@ const (
 	IOURing = loop.IOURing
 	// Kqueue uses kqueue(2) (BSD, macOS).
 	Kqueue = loop.Kqueue
+	// Net is the portable fallback: package net's blocking calls, one
+	// goroutine per operation in flight, behind the same completions.
+	// It works on any OS with package net (Auto picks it where there is
+	// no native backend) and is slower than the native ones; it needs
+	// Unix descriptors today, so on Windows and WebAssembly opening
+	// works but registering a connection fails with ErrUnsupported
+	// (ARCHITECTURE.md, "Platforms").
+	Net = loop.Net
 )

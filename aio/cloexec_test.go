@@ -55,8 +55,8 @@ func checkCloexec(t *testing.T, what string, ino uint64) {
 	t.Helper()
 	fds, _ := openFDs()
 	dups := socketFDs(fds, ino)
-	if len(dups) != 1 {
-		t.Fatalf("%s: fds %v refer to the socket, want exactly one", what, dups)
+	if len(dups) < 1 || len(dups) > backendtest.SocketRefs() {
+		t.Fatalf("%s: fds %v refer to the socket, want exactly one (and package net's on the net backend)", what, dups)
 	}
 	for _, fd := range dups {
 		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)

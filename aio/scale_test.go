@@ -140,6 +140,7 @@ func stParallel(workers, n int, f func(i int) error) error {
 func TestScaleEcho8192(t *testing.T) { backendtest.Run(t, testScaleEcho8192) }
 
 func testScaleEcho8192(t *testing.T) {
+	backendtest.SkipOnNet(t, "package net's duplicate makes 3 descriptors per connection here: 8,192 of them pass the 20,000 open-file cap")
 	const n, size = 8192, 1024
 	begin := time.Now()
 	deadline := begin.Add(stScaleLimit)

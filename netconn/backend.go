@@ -13,13 +13,16 @@ type Backend = loop.Backend
 // unlike engine's callbacks, netconn hands every receive to a parked
 // goroutine, and that hand-off costs more from an io_uring loop, whose
 // goroutine is locked to its thread (README's figures); ask for IOURing
-// to have it. The environment variable GALE_BACKEND (epoll, io_uring,
-// kqueue) overrides the choice.
+// to have it. Net is package net's blocking calls behind the loops'
+// completions: the portable fallback, which Auto picks where there is
+// no native backend. The environment variable GALE_BACKEND (epoll,
+// io_uring, kqueue, net) overrides the choice.
 const (
 	Auto    = loop.Auto
 	Epoll   = loop.Epoll
 	IOURing = loop.IOURing
 	Kqueue  = loop.Kqueue
+	Net     = loop.Net
 )
 
 // autoKind is what Auto opens.

@@ -46,3 +46,31 @@ func Run(t *testing.T, f func(t *testing.T)) {
 		})
 	}
 }
+
+// OnNet reports whether the test runs on the net backend (GALE_BACKEND
+// or the platform's Auto), whose operations are package net's blocking
+// calls on worker goroutines.
+func OnNet() bool {
+	k, _ := poller.Choose(poller.Auto)
+	return k == poller.Net || (k == poller.Auto && len(Kinds()) == 1)
+}
+
+// SkipOnNet skips a test of what the net backend does not have, for the
+// reason why: system calls of gale's own to inject faults into, a
+// steady state without allocations, one descriptor per connection.
+func SkipOnNet(t testing.TB, why string) {
+	t.Helper()
+	if OnNet() {
+		t.Skip("net backend: " + why)
+	}
+}
+
+// SocketRefs is how many descriptors refer to a connection's socket
+// while a loop holds it: the loop's own, and on the net backend also the
+// duplicate package net wraps.
+func SocketRefs() int {
+	if OnNet() {
+		return 2
+	}
+	return 1
+}

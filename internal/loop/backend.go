@@ -7,13 +7,15 @@ import "github.com/galeio/gale/internal/poller"
 type Backend = poller.Kind
 
 // The backends. Auto is io_uring where the kernel allows it for owners
-// whose Provider is Transient, epoll otherwise on Linux, and kqueue on the
-// BSDs and macOS (poller.OpenKind). GALE_BACKEND overrides the choice.
+// whose Provider is Transient, epoll otherwise on Linux, kqueue on the
+// BSDs and macOS, and Net elsewhere (poller.OpenKind). GALE_BACKEND
+// overrides the choice.
 const (
 	Auto    = poller.Auto
 	Epoll   = poller.Epoll
 	IOURing = poller.IOURing
 	Kqueue  = poller.Kqueue
+	Net     = poller.Net
 )
 
 // Opener opens a loop's backend; tests set Config.Open to one that

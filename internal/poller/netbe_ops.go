@@ -54,9 +54,6 @@ func (b *netBackend) startRecv(tag Tag, op *netOp) {
 		e.w.setReadDeadline(time.Time{})
 		e.rDL = false
 	}
-	if op.own {
-		op.buf = *scratchPool.Get().(*[]byte)
-	}
 	e.rwg.Add(1)
 	go b.runRecv(e, op)
 }
@@ -142,6 +139,12 @@ func (b *netBackend) runRecv(e *netEntry, op *netOp) {
 	var err error
 	switch op.op {
 	case OpRecv:
+		if op.own {
+			if err = e.w.waitReadable(); err != nil {
+				break
+			}
+			op.buf = *scratchPool.Get().(*[]byte)
+		}
 		r.n, err = e.w.reader().Read(op.buf)
 		if err == io.EOF {
 			err = nil
@@ -152,7 +155,7 @@ func (b *netBackend) runRecv(e *netEntry, op *netOp) {
 		var c net.Conn
 		if c, err = e.w.ln.Accept(); err == nil {
 			r.from = c.RemoteAddr()
-			r.fd, err = connFD(c)
+			r.fd, err = connFD(c, e.w.opts)
 		}
 	}
 	r.err = netErrno(err)

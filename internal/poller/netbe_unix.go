@@ -30,8 +30,11 @@ func wrapFD(fd int, op Op, stream bool) (netWrap, syscall.Errno) {
 	switch {
 	case op == OpAccept:
 		w.ln, err = net.FileListener(f)
+		w.opts = snapshotOpts(fd) // what accepted sockets inherit
 	case stream:
+		opts := snapshotOpts(fd)
 		w.c, err = net.FileConn(f)
+		opts.restore(fd)
 	default:
 		w.pc, err = net.FilePacketConn(f)
 	}
@@ -39,8 +42,8 @@ func wrapFD(fd int, op Op, stream bool) (netWrap, syscall.Errno) {
 }
 
 // connFD returns a non-blocking, close-on-exec duplicate of c's
-// descriptor and closes c.
-func connFD(c net.Conn) (int, error) {
+// descriptor, with the options opts (its listener's), and closes c.
+func connFD(c net.Conn, opts optSnapshot) (int, error) {
 	defer c.Close()
 	sc, ok := c.(syscall.Conn)
 	if !ok {
@@ -50,6 +53,7 @@ func connFD(c net.Conn) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	opts.restore(fd)
 	return fd, nil
 }
 
@@ -84,34 +88,13 @@ func ipSockaddr(ip net.IP, port int, zone string) Sockaddr {
 	return sa
 }
 
-// rawConn returns the system-call view of e's package net view.
-func (e *netEntry) rawConn() syscall.RawConn {
-	var sc syscall.Conn
-	switch {
-	case e.w.c != nil:
-		sc, _ = e.w.c.(syscall.Conn)
-	case e.w.ln != nil:
-		sc, _ = e.w.ln.(syscall.Conn)
-	case e.w.pc != nil:
-		sc, _ = e.w.pc.(syscall.Conn)
-	}
-	if sc == nil {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	return rc
-}
-
 // lastSend makes a cancelled send's last non-blocking attempt at the
 // bytes its worker did not write: send space already there still
 // counts. A send that finishes so completes with no error.
 func (b *netBackend) lastSend(e *netEntry, r *netResult) {
 	e.w.setWriteDeadline(time.Time{})
 	e.wDL = false
-	rc := e.rawConn()
+	rc := e.w.rawConn()
 	if rc == nil {
 		return
 	}
@@ -142,7 +125,7 @@ func (b *netBackend) lastSend(e *netEntry, r *netResult) {
 func (b *netBackend) lastAttempt(e *netEntry, r *netResult) {
 	e.w.setReadDeadline(time.Time{})
 	e.rDL = false
-	rc := e.rawConn()
+	rc := e.w.rawConn()
 	if rc == nil {
 		return
 	}
@@ -156,6 +139,9 @@ func (b *netBackend) lastAttempt(e *netEntry, r *netResult) {
 func (b *netBackend) tryOnce(fd int, r *netResult) {
 	switch r.op.op {
 	case OpRecv:
+		if r.op.own && r.op.buf == nil { // cancelled while waiting for data
+			r.op.buf = *scratchPool.Get().(*[]byte)
+		}
 		if n, err := unix.Read(fd, r.op.buf); err == nil {
 			r.n, r.err = n, 0
 		}
@@ -168,5 +154,21 @@ func (b *netBackend) tryOnce(fd int, r *netResult) {
 		if nfd, peer, sa, err := sock.AcceptPeer(fd, &rsa); err == nil {
 			r.fd, r.err, r.peer, r.sa = nfd, 0, peer, sa
 		}
+	}
+}
+
+// readableNow reports whether fd has data, an end of file or an error to
+// read now: a one-byte peek that waits for nothing.
+func readableNow(fd uintptr) bool {
+	var b [1]byte
+	for {
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		switch err {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		}
+		return true
 	}
 }

@@ -3,6 +3,7 @@ package poller
 import (
 	"io"
 	"net"
+	"syscall"
 	"time"
 )
 
@@ -10,9 +11,10 @@ import (
 // connection, a listener or a datagram socket, as its first operation
 // asked. Its methods are safe from any goroutine.
 type netWrap struct {
-	c  net.Conn
-	ln net.Listener
-	pc net.PacketConn
+	c    net.Conn
+	ln   net.Listener
+	pc   net.PacketConn
+	opts optSnapshot // a listener's options, which its accepted sockets get
 }
 
 func (w *netWrap) made() bool { return w.c != nil || w.ln != nil || w.pc != nil }
@@ -93,4 +95,48 @@ func (w *netWrap) close() {
 	case w.pc != nil:
 		w.pc.Close()
 	}
+}
+
+// rawConn returns the system-call view of e's package net view.
+func (w *netWrap) rawConn() syscall.RawConn {
+	var sc syscall.Conn
+	switch {
+	case w.c != nil:
+		sc, _ = w.c.(syscall.Conn)
+	case w.ln != nil:
+		sc, _ = w.ln.(syscall.Conn)
+	case w.pc != nil:
+		sc, _ = w.pc.(syscall.Conn)
+	}
+	if sc == nil {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
+}
+
+// waitReadable parks the calling goroutine until w has data, an end of
+// file or an error to read, without a buffer: package net waits in the
+// runtime's poller (on Windows, with a zero-byte receive). A nil-buffer
+// receive waits so before it takes its scratch buffer, so an idle
+// connection holds none. The first look asks the system whether there is
+// something already (readableNow): readiness that came before the wait
+// is not signalled again. It returns the error that ended the wait (a
+// deadline, a close), or nil.
+func (w *netWrap) waitReadable() error {
+	rc := w.rawConn()
+	if rc == nil {
+		return nil // no such view: the read itself will wait
+	}
+	first := true
+	return rc.Read(func(fd uintptr) bool {
+		if first {
+			first = false
+			return readableNow(fd)
+		}
+		return true
+	})
 }
