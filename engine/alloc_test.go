@@ -20,6 +20,7 @@ import (
 func TestEngineEchoAllocs(t *testing.T) { backendtest.Run(t, testEngineEchoAllocs) }
 
 func testEngineEchoAllocs(t *testing.T) {
+	backendtest.SkipOnNet(t, "a worker goroutine and its record per operation")
 	addr, stop := ebStartEngine(t)
 	t.Cleanup(stop)
 	nc, err := net.Dial("tcp", addr)

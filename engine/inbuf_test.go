@@ -48,6 +48,7 @@ func testIdleHoldsNoInput(t *testing.T) {
 func TestPartialFrameAllocs(t *testing.T) { backendtest.Run(t, testPartialFrameAllocs) }
 
 func testPartialFrameAllocs(t *testing.T) {
+	backendtest.SkipOnNet(t, "a worker goroutine and its record per operation")
 	for _, size := range []int{100, 2000} {
 		frame := etFrame(bytes.Repeat([]byte("f"), size))
 		half := len(frame) / 2

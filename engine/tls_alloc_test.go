@@ -23,6 +23,7 @@ import (
 func TestTLSEchoAllocs(t *testing.T) { backendtest.Run(t, testTLSEchoAllocs) }
 
 func testTLSEchoAllocs(t *testing.T) {
+	backendtest.SkipOnNet(t, "a worker goroutine and its record per operation")
 	h := etEchoHandler()
 	_, a := etServeTLS(t, h, engine.Options{}, nil)
 	std := etGoEchoServer(t, tlstest.Get().ServerConfig()).Addr()

@@ -1,6 +1,7 @@
 package http1_test
 
 import (
+	"github.com/galeio/gale/internal/backendtest"
 	"net"
 	"runtime"
 	"testing"
@@ -24,6 +25,7 @@ import (
 const allocBudget = 10
 
 func TestAllocsPerRequest(t *testing.T) {
+	backendtest.SkipOnNet(t, "a worker goroutine and its record per operation")
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}

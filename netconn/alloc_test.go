@@ -14,6 +14,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 		t.Skip("coverage counters allocate")
 	}
 	backendtest.Run(t, func(t *testing.T) {
+		backendtest.SkipOnNet(t, "a worker goroutine and its record per operation")
 		c1, c2, stop, err := pipe(t, "tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ package websocket_test
 
 import (
 	"bytes"
+	"github.com/galeio/gale/internal/backendtest"
 	"testing"
 
 	"github.com/galeio/gale/websocket"
@@ -13,6 +14,7 @@ import (
 // server and client, both ways, costs no allocation, uncompressed and
 // compressed.
 func TestEchoAllocs(t *testing.T) {
+	backendtest.SkipOnNet(t, "a worker goroutine and its record per operation")
 	for _, mode := range []websocket.CompressionMode{websocket.CompressionDisabled, websocket.CompressionEnabled} {
 		t.Run(map[websocket.CompressionMode]string{0: "plain", 1: "deflate"}[mode], func(t *testing.T) {
 			u := &websocket.Upgrader{Options: websocket.Options{Handler: &signal{echo: true}, Compression: mode}}

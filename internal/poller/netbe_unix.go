@@ -158,17 +158,16 @@ func (b *netBackend) tryOnce(fd int, r *netResult) {
 }
 
 // readableNow reports whether fd has data, an end of file or an error to
-// read now: a one-byte peek that waits for nothing.
+// read now: poll(2) without a wait, which consumes nothing (a peek would
+// take a pending error, and the read after it would see only the end of
+// file).
 func readableNow(fd uintptr) bool {
-	var b [1]byte
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for {
-		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		switch err {
-		case unix.EINTR:
+		n, err := unix.Poll(pfd, 0)
+		if err == unix.EINTR {
 			continue
-		case unix.EAGAIN:
-			return false
 		}
-		return true
+		return err != nil || n > 0
 	}
 }
