@@ -18,9 +18,10 @@ import (
 // net does, at the price of a goroutine switch per operation: it is the
 // portable and the reference path, not the fast one.
 //
-// A descriptor handed to Add is wrapped on its first operation by a
-// duplicate that package net owns (netbe_unix.go), so the caller's
-// descriptor stays the caller's. Where package net cannot wrap a
+// A descriptor handed to Add is wrapped at once by a duplicate that
+// package net owns (netbe_unix.go), so the caller's descriptor stays the
+// caller's, and the backend's own descriptors exist exactly while the
+// tag does. Where package net cannot wrap a
 // descriptor (Windows, WebAssembly) Add fails with an error wrapping
 // errors.ErrUnsupported.
 //
@@ -48,7 +49,7 @@ type netEntry struct {
 	tag    Tag
 	fd     int
 	stream bool
-	w      netWrap        // package net's view of fd, made on first use
+	w      netWrap        // package net's view of fd, made by Add
 	wErr   syscall.Errno  // why w could not be made
 	recv   *netOp         // receive side in flight
 	send   *netOp         // send side in flight
@@ -145,7 +146,9 @@ func (b *netBackend) Add(fd int, tag Tag, stream bool) error {
 	for s >= len(b.ents) {
 		b.ents = append(b.ents, nil)
 	}
-	b.ents[s] = &netEntry{tag: tag, fd: fd, stream: stream}
+	e := &netEntry{tag: tag, fd: fd, stream: stream}
+	e.w, e.wErr = wrapFD(fd, stream) // a failure is each operation's error
+	b.ents[s] = e
 	return nil
 }
 

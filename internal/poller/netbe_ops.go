@@ -82,12 +82,9 @@ func (b *netBackend) Send(tag Tag, bufs [][]byte) {
 	go b.runSend(e, op)
 }
 
-// wrap makes e's package net view for op's kind, once; on failure op
-// completes with the error.
+// wrap reports whether e's package net view (made by Add) can do op;
+// if not, op completes with the reason.
 func (b *netBackend) wrap(e *netEntry, op Op) bool {
-	if !e.w.made() && e.wErr == 0 {
-		e.w, e.wErr = wrapFD(e.fd, op, e.stream)
-	}
 	errno := e.wErr
 	if errno == 0 && !e.w.has(op) {
 		errno = syscall.EOPNOTSUPP // an accept on a connection, say

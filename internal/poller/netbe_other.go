@@ -16,7 +16,7 @@ func canWrap() error {
 	return fmt.Errorf("poller: net backend: wrapping a descriptor: %w", errors.ErrUnsupported)
 }
 
-func wrapFD(int, Op, bool) (netWrap, syscall.Errno) { return netWrap{}, syscall.EOPNOTSUPP }
+func wrapFD(int, bool) (netWrap, syscall.Errno) { return netWrap{}, syscall.EOPNOTSUPP }
 
 // optSnapshot has nothing to keep here.
 type optSnapshot struct{}

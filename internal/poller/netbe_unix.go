@@ -16,10 +16,15 @@ import (
 // on every Unix system.
 func canWrap() error { return nil }
 
-// wrapFD gives package net a duplicate of fd, as the kind of socket op
-// needs: a listener for accepts, a connection for a stream, a datagram
-// socket otherwise. fd stays the caller's.
-func wrapFD(fd int, op Op, stream bool) (netWrap, syscall.Errno) {
+// wrapFD gives package net a duplicate of fd, as the kind of socket it
+// is: a listener for a listening stream socket, a connection for another
+// stream, a datagram socket otherwise. fd stays the caller's.
+func wrapFD(fd int, stream bool) (netWrap, syscall.Errno) {
+	listening := false
+	if stream {
+		v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
+		listening = err == nil && v != 0
+	}
 	d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return netWrap{}, netErrno(err)
@@ -28,7 +33,7 @@ func wrapFD(fd int, op Op, stream bool) (netWrap, syscall.Errno) {
 	defer f.Close() // package net made its own duplicate
 	var w netWrap
 	switch {
-	case op == OpAccept:
+	case listening:
 		w.ln, err = net.FileListener(f)
 		w.opts = snapshotOpts(fd) // what accepted sockets inherit
 	case stream:
