@@ -1,6 +1,7 @@
 package aio
 
 import (
+	"errors"
 	"net"
 	"reflect"
 	"runtime"
@@ -123,7 +124,9 @@ func (w *watcher) register(nc net.Conn) (*conn, error) {
 		(*h)()
 	}
 	if err != nil {
-		if err == syscall.ENOTSUP || err == syscall.EOPNOTSUPP {
+		if errors.Is(err, errors.ErrUnsupported) {
+			// ENOTSUP or EOPNOTSUPP, or a platform without Unix
+			// descriptors (internal/sock's stubs).
 			return nil, ErrUnsupported
 		}
 		// A concurrent registration of nc may have entered its

@@ -103,7 +103,7 @@ var (
 )
 
 // goosList are the systems whose builds are checked: those CI vets.
-var goosList = []string{"linux", "darwin", "freebsd"}
+var goosList = []string{"linux", "darwin", "freebsd", "netbsd", "openbsd", "windows"}
 
 // pkg is the part of `go list -json` output the checks read.
 type pkg struct {
