@@ -9,7 +9,8 @@ import "github.com/galeio/gale/internal/loop"
 type Backend = loop.Backend
 
 const (
-	// Auto uses epoll on Linux and kqueue on the BSDs and macOS. (For
+	// Auto uses epoll on Linux, kqueue on the BSDs and macOS, and Net
+	// elsewhere. (For
 	// aio, io_uring streams and ping-pongs level with epoll but is about
 	// 10 % slower with thousands of busy connections, so Auto does not
 	// pick it; package engine's Auto does. See README's figures.)

@@ -12,7 +12,7 @@ const (
 	// Auto uses io_uring where this kernel and its configuration allow it
 	// (Linux 6.3 or later, io_uring not disabled by sysctl or a seccomp
 	// filter, enough locked memory and descriptors), epoll otherwise on
-	// Linux, and kqueue on the BSDs and macOS.
+	// Linux, kqueue on the BSDs and macOS, and Net elsewhere.
 	Auto = loop.Auto
 	// Epoll uses epoll(7), with completions emulated by non-blocking
 	// system calls.
