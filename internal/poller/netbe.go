@@ -41,7 +41,6 @@ type netBackend struct {
 	ready   []Completion // completions known on the loop (spill, empty sends, cancels)
 	spare   []Completion
 	results []netResult // the batch being handled
-	closed  bool
 }
 
 // netEntry is one added descriptor.
@@ -68,11 +67,10 @@ func (e *netEntry) wait() {
 
 // netOp is an operation in flight, owned by its worker until it posts.
 type netOp struct {
-	op        Op
-	buf       []byte   // a receive's buffer: the caller's, or scratch
-	own       bool     // buf is scratch (a nil-buffer receive)
-	bufs      [][]byte // a send's
-	cancelled bool     // set on the loop goroutine only
+	op   Op
+	buf  []byte   // a receive's buffer: the caller's, or scratch
+	own  bool     // buf is scratch (a nil-buffer receive)
+	bufs [][]byte // a send's
 }
 
 // netResult is what a worker posts: its op's outcome.
@@ -172,7 +170,6 @@ func (b *netBackend) Wake() error {
 }
 
 func (b *netBackend) Close() error {
-	b.closed = true
 	for _, e := range b.ents {
 		if e != nil {
 			e.w.close()

@@ -47,7 +47,7 @@ func (b *netBackend) startRecv(tag Tag, op *netOp) {
 		b.Wake()
 		return
 	}
-	if !b.wrap(e, op.op) {
+	if !b.usable(e, op.op) {
 		return
 	}
 	if e.rDL {
@@ -71,7 +71,7 @@ func (b *netBackend) Send(tag Tag, bufs [][]byte) {
 		b.Wake()
 		return
 	}
-	if !b.wrap(e, OpSend) {
+	if !b.usable(e, OpSend) {
 		return
 	}
 	if e.wDL {
@@ -82,9 +82,9 @@ func (b *netBackend) Send(tag Tag, bufs [][]byte) {
 	go b.runSend(e, op)
 }
 
-// wrap reports whether e's package net view (made by Add) can do op;
+// usable reports whether e's package net view (made by Add) can do op;
 // if not, op completes with the reason.
-func (b *netBackend) wrap(e *netEntry, op Op) bool {
+func (b *netBackend) usable(e *netEntry, op Op) bool {
 	errno := e.wErr
 	if errno == 0 && !e.w.has(op) {
 		errno = syscall.EOPNOTSUPP // an accept on a connection, say
@@ -111,14 +111,12 @@ func (b *netBackend) Cancel(tag Tag, op Op) {
 	past := time.Unix(1, 0)
 	switch {
 	case op.recvSide() && e.recv != nil && e.recv.op == op:
-		e.recv.cancelled = true
 		if e.w.made() {
 			e.w.setReadDeadline(past)
 			e.rDL = true
 			e.rwg.Wait()
 		}
 	case !op.recvSide() && e.send != nil && e.send.op == op:
-		e.send.cancelled = true
 		if e.w.made() {
 			e.w.setWriteDeadline(past)
 			e.wDL = true
