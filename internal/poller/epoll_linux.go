@@ -48,9 +48,6 @@ type epoll struct {
 
 var wakeValue = [8]byte{1}
 
-// Open returns the default Linux backend: OpenKind(Auto, p).
-func Open(p Provider) (Backend, error) { return OpenKind(Auto, p) }
-
 // openEpoll returns the epoll(7) backend: completions emulated by
 // non-blocking system calls.
 func openEpoll(p Provider) (Backend, error) {

@@ -30,21 +30,8 @@ type kqueue struct {
 	events []unix.Kevent_t
 }
 
-// Open returns the BSD backend: kqueue(2) with completions emulated by
-// non-blocking system calls.
-func Open(p Provider) (Backend, error) { return OpenKind(Auto, p) }
-
-// OpenKind returns the kqueue backend for Auto and Kqueue, and the net
-// backend for Net (after the GALE_BACKEND override, Choose); the Linux
-// backends are unsupported here.
-func OpenKind(k Kind, p Provider) (Backend, error) {
-	k, err := Choose(k)
-	if err != nil {
-		return nil, err
-	}
-	return openKind(k, p)
-}
-
+// openKind opens the kqueue backend for Auto and Kqueue, and the net
+// backend for Net; the Linux backends are unsupported here.
 func openKind(k Kind, p Provider) (Backend, error) {
 	if k == Net {
 		return openNet(p)

@@ -5,19 +5,6 @@ import (
 	"fmt"
 )
 
-// OpenKind returns the backend k names, after the GALE_BACKEND override
-// (Choose). Auto is io_uring for a Transient provider's owner, where
-// io_uring works here, and epoll otherwise (see autoURing);
-// IOURing fails, with an error wrapping ErrUnavailable, where io_uring
-// cannot be used.
-func OpenKind(k Kind, p Provider) (Backend, error) {
-	k, err := Choose(k)
-	if err != nil {
-		return nil, err
-	}
-	return openKind(k, p)
-}
-
 // autoURing tells whether Auto tries io_uring first (falling back to
 // epoll where it is unavailable) for p's owner. It does for a Transient
 // provider (engine): the loop reads the ring's buffers in place and
