@@ -192,7 +192,12 @@ func (ex *exchange) finish() {
 	}
 	ex.release()
 	if done && c.state.CompareAndSwap(stBusy, stIdle) {
-		if closing {
+		// quit is read again: the client's end of stream may have come
+		// while the handler ran, after closing was decided. OnEOF sets
+		// quit before it reads the state, so either it saw stIdle and
+		// closed, or this sees quit (both atomic); reading closing alone
+		// left a connection whose EOF was already consumed open for good.
+		if closing || c.quit.Load() {
 			c.ec.Close() // nothing unread: a plain close
 		}
 		return
