@@ -38,15 +38,12 @@ type netBackend struct {
 	posted  netPosted   // results from the workers
 	sig     chan struct{}
 	timer   *time.Timer
-	ready   []Completion // completions known on the loop (spill, empty sends, cancels)
-	spare   []Completion
 	results []netResult // the batch being handled
 }
 
 // netEntry is one added descriptor.
 type netEntry struct {
 	tag    Tag
-	fd     int
 	stream bool
 	w      netWrap        // package net's view of fd, made by Add
 	wErr   syscall.Errno  // why w could not be made
@@ -144,7 +141,7 @@ func (b *netBackend) Add(fd int, tag Tag, stream bool) error {
 	for s >= len(b.ents) {
 		b.ents = append(b.ents, nil)
 	}
-	e := &netEntry{tag: tag, fd: fd, stream: stream}
+	e := &netEntry{tag: tag, stream: stream}
 	e.w, e.wErr = wrapFD(fd, stream) // a failure is each operation's error
 	b.ents[s] = e
 	return nil
@@ -182,6 +179,5 @@ func (b *netBackend) Close() error {
 			closeFD(r.fd)
 		}
 	}
-	b.ready = nil
 	return nil
 }

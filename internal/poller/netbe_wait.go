@@ -11,22 +11,12 @@ import (
 // receive takes the Provider's space just before its callback, so the
 // Provider may reuse the space once the callback returns.
 func (b *netBackend) Wait(timeout time.Duration, fn func(*Completion)) error {
-	if len(b.ready) > 0 {
-		timeout = 0
-	}
 	b.block(timeout)
 	b.results = b.posted.take(b.results)
 	for i := range b.results {
 		b.handle(&b.results[i], fn)
 		b.results[i] = netResult{}
 	}
-	batch := b.ready
-	b.ready = b.spare[:0]
-	for i := range batch {
-		fn(&batch[i])
-		batch[i] = Completion{}
-	}
-	b.spare = batch[:0]
 	return nil
 }
 
