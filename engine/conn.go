@@ -27,7 +27,7 @@ type Conn struct {
 	// descriptor closes.
 	laddr atomic.Pointer[net.Addr]
 	// cold holds what few connections need (see connCold): so an idle
-	// Conn is 128 bytes (TestConnSize).
+	// Conn is 112 bytes (TestConnSize).
 	cold atomic.Pointer[connCold]
 
 	// Loop-owned state.
@@ -35,31 +35,45 @@ type Conn struct {
 	in     *inbuf // received bytes the handler left unconsumed (inbuf.go)
 	timers *connTimers
 	peer   peerAddr // a TCP peer (else in cold.raddr); set before c is shared
-	nk     netKind  // c's network; set before c is shared
-	isUDP  bool     // cold.udp is set; set before c is shared
-	isTLS  bool     // cold.tls is set; set before c is shared
 
-	stream  bool
-	reading bool // a receive is in flight
-	paused  bool // reading stopped by backpressure
-	held    bool // reading stopped by PauseRead
-	eof     bool // the peer closed its side
-	closing bool // close once the output queue is empty
-	closed  bool
-	lbits   loopBits // the loop's other flags (bAttached...)
+	lbits loopBits // the loop's flags (bReading...)
+	kind  kindBits // c's network and what c is; set before c is shared
+	mbits muBits   // flags guarded by mu (bSending...)
 
-	mbits muBits     // flags guarded by mu (bSending...)
-	mu    sync.Mutex // guards mbits and the fields below
-	q     *outQueue  // queued output; nil until output is first queued
-	ctx   any
+	mu  sync.Mutex // guards mbits and the fields below
+	q   *outQueue  // queued output; nil until output is first queued
+	ctx any
 }
 
-// loopBits are flags of a Conn that its loop owns, a bit each: with
-// muBits they keep an idle Conn at 128 bytes (TestConnSize).
-type loopBits uint8
+// kindBits hold what a Conn is, fixed before it is shared, so any
+// goroutine may read them: its netKind in the low four bits and the flags
+// below. A byte of their own keeps them apart from the flags that change.
+type kindBits uint8
 
 const (
-	bAttached loopBits = 1 << iota
+	kNet    kindBits = 0x0f // the netKind
+	kStream kindBits = 1 << (iota + 3)
+	kUDP             // cold.udp is set
+	kTLS             // cold.tls is set
+)
+
+func (k kindBits) has(f kindBits) bool { return k&f != 0 }
+
+// net returns the netKind in k.
+func (k kindBits) net() netKind { return netKind(k & kNet) }
+
+// loopBits are flags of a Conn that its loop owns, a bit each: with
+// kindBits and muBits they keep an idle Conn at 112 bytes (TestConnSize).
+type loopBits uint16
+
+const (
+	bReading loopBits = 1 << iota // a receive is in flight
+	bPaused                       // reading stopped by backpressure
+	bHeld                         // reading stopped by PauseRead
+	bEOF                          // the peer closed its side
+	bClosing                      // close once the output queue is empty
+	bClosed
+	bAttached
 	// bReadAhead: the backend may take c's bytes from the socket while no
 	// receive of c's is in flight (io_uring's multishot receive goes on
 	// between OnData calls), so a hand-over must stop it and collect them
@@ -109,7 +123,10 @@ func (b *muBits) set(f muBits, on bool) {
 // accepted connection's addresses are kept in compact form (see
 // listener.accepted), so an idle connection costs little memory.
 func newConn(e *Engine, lp *eloop, fd int, stream bool, network string, laddr *net.Addr, raddr net.Addr) *Conn {
-	c := &Conn{lp: lp, stream: stream}
+	c := &Conn{lp: lp}
+	if stream {
+		c.kind = kStream
+	}
 	c.setNetwork(network)
 	if raddr != nil {
 		c.coldOf().raddr = raddr
@@ -191,7 +208,7 @@ func (c *Conn) Wake() error { return c.post((*wakeTask)(c)) }
 // It is not run if c is closed by then.
 func (c *Conn) Execute(f func(c *Conn)) error {
 	return c.post(loop.Func(func(*loop.Loop) {
-		if !c.closed {
+		if !c.lbits.has(bClosed) {
 			prev := c.lp.enter(c)
 			f(c)
 			c.lp.leave(c, prev)
@@ -216,7 +233,7 @@ func (c *Conn) Abort() error {
 	c.mbits.set(bDead, true)
 	c.mu.Unlock()
 	return c.post(loop.Func(func(*loop.Loop) {
-		if !c.closed {
+		if !c.lbits.has(bClosed) {
 			c.lbits.set(bReset, true)
 			c.fail(nil)
 		}
@@ -235,7 +252,7 @@ func (c *Conn) post(t loop.Task) error {
 type wakeTask Conn
 
 func (t *wakeTask) Run(*loop.Loop) {
-	if c := (*Conn)(t); !c.closed && c.lbits.has(bAttached) {
+	if c := (*Conn)(t); !c.lbits.has(bClosed) && c.lbits.has(bAttached) {
 		c.deliver(nil)
 	}
 }

@@ -10,10 +10,10 @@ import (
 // closeGracefully closes c once its queued output is written. It runs on
 // c's loop.
 func (c *Conn) closeGracefully(err error) {
-	if c.closed || c.closing {
+	if c.lbits.has(bClosed | bClosing) {
 		return
 	}
-	c.closing = true
+	c.lbits.set(bClosing, true)
 	c.setCloseError(err)
 	if err == nil || err == io.EOF {
 		c.closeNotify() // a clean end: say so, before writes stop
@@ -24,7 +24,7 @@ func (c *Conn) closeGracefully(err error) {
 	c.mu.Lock()
 	c.mbits.set(bDead, true)
 	c.mu.Unlock()
-	if c.reading {
+	if c.lbits.has(bReading) {
 		c.lp.l.Cancel(c.tag, loop.OpRecv)
 	}
 	if c.drained() {
@@ -41,7 +41,7 @@ func (c *Conn) drain() {
 		c.closeGracefully(nil) // no OnOpen yet: nothing to say goodbye to
 		return
 	}
-	if d, ok := c.lp.e.handler.(Drainer); ok && !c.closed && !c.closing {
+	if d, ok := c.lp.e.handler.(Drainer); ok && !c.lbits.has(bClosed|bClosing) {
 		prev := c.lp.enter(c)
 		d.OnDrain(c)
 		c.lp.leave(c, prev)
@@ -57,12 +57,12 @@ func (c *Conn) drained() bool {
 	c.mu.Lock()
 	idle := c.outN() == 0 && !c.mbits.has(bSending)
 	c.mu.Unlock()
-	return idle && !(c.detachedTo() != nil && c.reading)
+	return idle && !(c.detachedTo() != nil && c.lbits.has(bReading))
 }
 
 // fail closes c at once, dropping queued output, and reports err.
 func (c *Conn) fail(err error) {
-	if c.closed {
+	if c.lbits.has(bClosed) {
 		return
 	}
 	c.setCloseError(err)
@@ -73,10 +73,11 @@ func (c *Conn) fail(err error) {
 // Detach) and runs OnClose. Operations still in flight are dropped with
 // the slot.
 func (c *Conn) finish() {
-	if c.closed {
+	if c.lbits.has(bClosed) {
 		return
 	}
-	c.closed, c.closing = true, false
+	c.lbits.set(bClosed, true)
+	c.lbits.set(bClosing, false)
 	c.mu.Lock()
 	c.mbits.set(bDead, true)
 	dropped := c.outN()
@@ -95,8 +96,8 @@ func (c *Conn) finish() {
 		l.Unschedule(&t.writeDL)
 		l.Unschedule(&t.idle)
 	}
-	if c.paused {
-		c.paused = false
+	if c.lbits.has(bPaused) {
+		c.lbits.set(bPaused, false)
 		c.lp.stats.paused.Add(-1)
 	}
 	if c.lbits.has(bAttached) {
@@ -113,7 +114,7 @@ func (c *Conn) finish() {
 	if c.laddr.Load() == nil {
 		c.askLocal(c.fd.Sysfd()) // LocalAddr must answer after the close
 	}
-	if (c.lbits.has(bReset) || dropped > 0) && c.stream && !c.isUDP && c.detachedTo() == nil {
+	if (c.lbits.has(bReset) || dropped > 0) && c.kind.has(kStream) && !c.kind.has(kUDP) && c.detachedTo() == nil {
 		// Output was dropped: a reset tells the peer the stream was cut,
 		// where an end of file would pass it for a whole one.
 		sock.SetLingerZero(c.fd.Sysfd())

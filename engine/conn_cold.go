@@ -15,7 +15,7 @@ type connCold struct {
 	udp      *udpState // a UDP socket's; set before the Conn is shared
 	tls      *tlsState // a TLS connection's; set before the Conn is shared
 	raddr    net.Addr  // the peer, when c.peer cannot hold it; set before the Conn is shared
-	network  string    // when c.nk is netOther; set before the Conn is shared
+	network  string    // when c.kind.net() is netOther; set before the Conn is shared
 	closeErr error     // what OnClose gets; loop-owned
 	detached *handOver // set by Detach: where finish sends the descriptor; loop-owned
 }
@@ -33,7 +33,7 @@ func (c *Conn) coldOf() *connCold {
 
 // udpOf returns c's UDP state, nil for a stream. Safe from any goroutine.
 func (c *Conn) udpOf() *udpState {
-	if !c.isUDP {
+	if !c.kind.has(kUDP) {
 		return nil
 	}
 	return c.cold.Load().udp
@@ -42,7 +42,7 @@ func (c *Conn) udpOf() *udpState {
 // tlsOf returns c's TLS state, nil unless c is a TLS connection. Safe
 // from any goroutine.
 func (c *Conn) tlsOf() *tlsState {
-	if !c.isTLS {
+	if !c.kind.has(kTLS) {
 		return nil
 	}
 	return c.cold.Load().tls
@@ -58,7 +58,7 @@ func (c *Conn) tlsHeld() bool {
 // setTLS makes c a TLS connection with state t, before c is shared.
 func (c *Conn) setTLS(t *tlsState) {
 	c.coldOf().tls = t
-	c.isTLS = true
+	c.kind |= kTLS
 }
 
 // closeError returns the error c's close recorded. It runs on c's loop.
@@ -97,18 +97,18 @@ var networks = [...]string{netOther: "", 1: "tcp", "tcp4", "tcp6", "unix", "unix
 func (c *Conn) setNetwork(network string) {
 	for i, n := range networks {
 		if i > 0 && n == network {
-			c.nk = netKind(i)
+			c.kind = c.kind&^kNet | kindBits(netKind(i))
 			return
 		}
 	}
-	c.nk = netOther
+	c.kind = c.kind&^kNet | kindBits(netOther)
 	c.coldOf().network = network
 }
 
 // network returns c's network, as package net names it.
 func (c *Conn) network() string {
-	if c.nk != netOther {
-		return networks[c.nk]
+	if c.kind.net() != netOther {
+		return networks[c.kind.net()]
 	}
 	return c.cold.Load().network
 }

@@ -14,29 +14,29 @@ func (c *Conn) attach(l *loop.Loop) {
 		c.discard() // the loop failed before c reached it
 		return
 	}
-	tag, err := l.Attach(c.fd.Sysfd(), c.stream, (*connOwner)(c))
+	tag, err := l.Attach(c.fd.Sysfd(), c.kind.has(kStream), (*connOwner)(c))
 	if err != nil {
 		c.mu.Lock()
 		c.mbits.set(bDead, true) // no Write may touch the descriptor now
 		c.mu.Unlock()
 		c.lp.unassign()
 		c.fd.Close()
-		c.closed = true
+		c.lbits.set(bClosed, true)
 		c.lp.e.handler.OnClose(c, c.opError("attach", err))
 		return
 	}
 	c.tag = tag
 	c.lbits.set(bAttached, true)
 	c.lp.addConn(c)
-	if d := c.lp.e.opts.TCPKeepAlive; d != 0 && c.stream && !c.isUDP && isTCP(c.network()) {
+	if d := c.lp.e.opts.TCPKeepAlive; d != 0 && c.kind.has(kStream) && !c.kind.has(kUDP) && isTCP(c.network()) {
 		sock.SetKeepAlive(c.fd.Sysfd(), d) // best effort, as in package net
 	}
 	c.touch()
-	if o := &c.lp.e.opts; o.idling() && !c.isUDP {
+	if o := &c.lp.e.opts; o.idling() && !c.kind.has(kUDP) {
 		c.timers.readAt = l.Now().UnixNano()
 		l.Schedule(&c.timers.idle, l.Now().Add(o.idleBound()))
 	}
-	if c.isTLS {
+	if c.kind.has(kTLS) {
 		c.beginHandshake(l) // open runs when it ends
 		return
 	}
@@ -59,7 +59,7 @@ func (c *Conn) open() {
 	default:
 		c.flush()
 		switch {
-		case c.isTLS:
+		case c.kind.has(kTLS):
 			c.pumpTLS() // records that came with the handshake's last
 			c.flush()
 		case len(c.in.bytes()) > 0:
@@ -72,11 +72,11 @@ func (c *Conn) open() {
 
 // startRead submits a receive unless one is in flight or reading stopped.
 func (c *Conn) startRead() {
-	if c.reading || c.paused || c.held || c.eof || c.closing || c.closed || c.lp.dead || c.tlsHeld() {
+	if c.lbits.has(bReading|bPaused|bHeld|bEOF|bClosing|bClosed) || c.lp.dead || c.tlsHeld() {
 		return
 	}
-	c.reading = true
-	if c.isUDP {
+	c.lbits.set(bReading, true)
+	if c.kind.has(kUDP) {
 		c.lp.l.RecvFrom(c.tag, c.udpOf().buf)
 		return
 	}
@@ -95,20 +95,20 @@ func (o *connOwner) Complete(l *loop.Loop, p loop.Completion) {
 	case loop.OpSend:
 		c.sent(p)
 	case loop.OpRecv, loop.OpRecvFrom:
-		c.reading = false
+		c.lbits.set(bReading, false)
 		c.received(p)
 	}
 }
 
 func (c *Conn) received(p loop.Completion) {
 	switch {
-	case c.closed || (c.closing && c.detachedTo() == nil):
+	case c.lbits.has(bClosed) || (c.lbits.has(bClosing) && c.detachedTo() == nil):
 		return // reading was stopped; the bytes are dropped with the connection
 	case p.Canceled():
 	case p.Errno() != 0:
 		c.fail(c.opError("read", p.Errno()))
 		return
-	case p.N() == 0 && c.stream:
+	case p.N() == 0 && c.kind.has(kStream):
 		c.peerClosed()
 		return
 	default:
@@ -130,7 +130,7 @@ func (c *Conn) received(p loop.Completion) {
 			c.dropTimers()
 		}
 	}
-	if c.closing && c.detachedTo() != nil && c.drained() {
+	if c.lbits.has(bClosing) && c.detachedTo() != nil && c.drained() {
 		c.finish() // the cancelled receive of a Detach has ended
 		return
 	}
@@ -142,7 +142,7 @@ func (c *Conn) received(p loop.Completion) {
 // lives in the loop's read buffer), then keeps what was not consumed. On
 // a TLS connection data is records, which deliverTLS decrypts first.
 func (c *Conn) deliver(data []byte) {
-	if c.isTLS {
+	if c.kind.has(kTLS) {
 		c.deliverTLS(data)
 		return
 	}
@@ -174,7 +174,7 @@ func (c *Conn) onData(data []byte, kept **inbuf) {
 	}
 	rest := in.buf
 	in.buf = nil
-	if c.isUDP || c.closed {
+	if c.kind.has(kUDP) || c.lbits.has(bClosed) {
 		rest = nil // a datagram's unconsumed bytes are not kept, nor a closed conn's
 	}
 	// Past the cap c fails, unless it is being detached: the hand-over
@@ -214,13 +214,13 @@ func (c *Conn) act(a Action) bool {
 	case Shutdown:
 		c.lp.e.shutdownAsync()
 	}
-	return !c.closed && !c.closing
+	return !c.lbits.has(bClosed | bClosing)
 }
 
 // peerClosed handles end of file: the peer will send nothing more. What is
 // queued is still written, then the connection closes with io.EOF.
 func (c *Conn) peerClosed() {
-	c.eof = true
+	c.lbits.set(bEOF, true)
 	if t := c.tlsOf(); t != nil && t.handshaking() {
 		// A worker has the handshake: it reads the end of the stream
 		// after the bytes before it, and its result closes c with
@@ -228,7 +228,7 @@ func (c *Conn) peerClosed() {
 		t.tr.CloseWith(io.ErrUnexpectedEOF)
 		return
 	}
-	if hc, ok := c.lp.e.handler.(HalfCloser); ok && !c.isUDP {
+	if hc, ok := c.lp.e.handler.(HalfCloser); ok && !c.kind.has(kUDP) {
 		prev := c.lp.enter(c)
 		act := hc.OnEOF(c)
 		c.lp.leave(c, prev)

@@ -63,7 +63,7 @@ func newConnTimers(c *Conn) *connTimers {
 // setTimer sets or, for a zero t, cancels the timer which picks from
 // c's timers. It runs on c's loop.
 func (c *Conn) setTimer(l *loop.Loop, which func(*connTimers) *loop.Timer, t time.Time) {
-	if c.closed {
+	if c.lbits.has(bClosed) {
 		return
 	}
 	if c.timers == nil {
@@ -117,7 +117,7 @@ func (c *Conn) deadline(err error) {
 func (c *Conn) idleCheck(now time.Time) {
 	o, ts := &c.lp.e.opts, c.timers
 	active := time.Unix(0, ts.lastActive.Load())
-	if c.closing {
+	if c.lbits.has(bClosing) {
 		if due := active.Add(o.idleBound()); due.After(now) {
 			c.lp.l.Schedule(&ts.idle, due)
 			return
@@ -164,7 +164,7 @@ func (c *Conn) idle(now, active time.Time) {
 		return
 	}
 	c.closeGracefully(ErrIdleTimeout)
-	if !c.closed {
+	if !c.lbits.has(bClosed) {
 		c.lp.l.Schedule(&c.timers.idle, now.Add(bound)) // cut the drain if it stalls
 	}
 }

@@ -29,7 +29,7 @@ const maxVec = 1024
 // On a TLS connection Write encrypts p on the calling goroutine, into
 // records that take this path; the count is of p's bytes.
 func (c *Conn) Write(p []byte) (int, error) {
-	if c.isTLS {
+	if c.kind.has(kTLS) {
 		return c.writeTLS(p)
 	}
 	return c.writeRaw(p)
@@ -47,7 +47,7 @@ func (c *Conn) writeRaw(p []byte) (int, error) {
 // Writev writes the buffers of bufs in order, as one Write: writes from
 // other goroutines do not land between them.
 func (c *Conn) Writev(bufs [][]byte) (int, error) {
-	if c.isTLS {
+	if c.kind.has(kTLS) {
 		return c.writevTLS(bufs)
 	}
 	c.mu.Lock()
@@ -59,7 +59,7 @@ func (c *Conn) Writev(bufs [][]byte) (int, error) {
 // writeLocked writes what the socket takes at once when nothing is
 // queued, and queues the rest. c.mu is held.
 func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
-	if c.isUDP {
+	if c.kind.has(kUDP) {
 		return 0, c.opError("write", errUDPWrite)
 	}
 	if c.mbits.has(bDead) || c.mbits.has(bShutWrite) {
@@ -337,7 +337,7 @@ func (t *flushTask) Run(*loop.Loop) { (*Conn)(t).flush() }
 // flush submits a send of the queued output unless one is in flight. It
 // runs on c's loop.
 func (c *Conn) flush() {
-	if c.closed {
+	if c.lbits.has(bClosed) {
 		return
 	}
 	c.mu.Lock()
@@ -382,7 +382,7 @@ func (c *Conn) sent(p loop.Completion) {
 		c.fail(c.opError("write", p.Errno()))
 		return
 	}
-	if c.closing && c.drained() {
+	if c.lbits.has(bClosing) && c.drained() {
 		c.finish()
 		return
 	}
@@ -439,11 +439,11 @@ func (c *Conn) water() {
 	}
 	held := over && (n > 0 || c.lbits.has(bProducing))
 	switch {
-	case !c.paused && (n > o.WriteHighWater || held):
-		c.paused = true
+	case !c.lbits.has(bPaused) && (n > o.WriteHighWater || held):
+		c.lbits.set(bPaused, true)
 		c.lp.stats.paused.Add(1)
-	case c.paused && n <= o.WriteLowWater && !held:
-		c.paused = false
+	case c.lbits.has(bPaused) && n <= o.WriteLowWater && !held:
+		c.lbits.set(bPaused, false)
 		c.lp.stats.paused.Add(-1)
 		c.startRead()
 	}

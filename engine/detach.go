@@ -53,7 +53,7 @@ func (c *Conn) Detach() (net.Conn, error) {
 // Its waits, and the callbacks it may be called from (ErrDetachBusy), are
 // Detach's. A TLS connection cannot be detached (errors.ErrUnsupported).
 func (c *Conn) DetachInput() (net.Conn, []byte, error) {
-	if c.isTLS {
+	if c.kind.has(kTLS) {
 		// The record layer's state lives in the tls.Conn on the loop;
 		// the socket alone would be a stream cut mid-record.
 		return nil, nil, errTLSDetach
@@ -64,7 +64,7 @@ func (c *Conn) DetachInput() (net.Conn, []byte, error) {
 	}
 	if c.lp.l.OnLoop() {
 		c.mu.Lock()
-		busy := c.outN() > 0 || c.mbits.has(bSending) || c.reading || c.lbits.has(bReadAhead)
+		busy := c.outN() > 0 || c.mbits.has(bSending) || c.lbits.has(bReading) || c.lbits.has(bReadAhead)
 		c.mu.Unlock()
 		if busy {
 			return nil, nil, ErrDetachBusy // nothing started: c goes on as before
@@ -101,16 +101,16 @@ type handOver struct {
 
 // detach starts the hand-over of c to h. It runs on c's loop.
 func (c *Conn) detach(h *handOver) {
-	if c.closed || c.detachedTo() != nil {
+	if c.lbits.has(bClosed) || c.detachedTo() != nil {
 		h.fd <- -1
 		return
 	}
 	c.coldOf().detached = h
-	if c.lbits.has(bReadAhead) && !c.reading && !c.closing && !c.eof {
+	if c.lbits.has(bReadAhead) && !c.lbits.has(bReading) && !c.lbits.has(bClosing) && !c.lbits.has(bEOF) {
 		// Not reading (paused by backpressure), but the backend may
 		// hold bytes it took ahead: a receive, which closeGracefully
 		// cancels at once, brings them to OnData.
-		c.reading = true
+		c.lbits.set(bReading, true)
 		c.lp.l.Recv(c.tag, nil)
 	}
 	c.closeGracefully(ErrDetached)

@@ -113,7 +113,7 @@ func (lp *eloop) enter(c *Conn) (prev *Conn) {
 
 func (lp *eloop) leave(c, prev *Conn) {
 	lp.cur = prev
-	if c.lbits.has(bProducing) && !c.paused && !c.closed {
+	if c.lbits.has(bProducing) && !c.lbits.has(bPaused) && !c.lbits.has(bClosed) {
 		c.water() // charged during the callback: pause now
 	}
 }

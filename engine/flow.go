@@ -30,8 +30,8 @@ func (c *Conn) PauseRead() error { return c.post((*pauseTask)(c)) }
 func (c *Conn) ResumeRead() error { return c.post((*resumeTask)(c)) }
 
 func (c *Conn) resumeRead() {
-	if c.held {
-		c.held = false
+	if c.lbits.has(bHeld) {
+		c.lbits.set(bHeld, false)
 		c.startRead()
 	}
 }
@@ -43,7 +43,7 @@ type (
 	resumeTask Conn
 )
 
-func (t *pauseTask) Run(*loop.Loop)  { (*Conn)(t).held = true }
+func (t *pauseTask) Run(*loop.Loop)  { (*Conn)(t).lbits.set(bHeld, true) }
 func (t *resumeTask) Run(*loop.Loop) { (*Conn)(t).resumeRead() }
 
 // errWaitCanceled is WaitOutput's answer when its done channel closed.
@@ -163,7 +163,7 @@ func (e *Engine) AdoptWith(nc net.Conn, a Adoption) (*Conn, error) {
 // ResumeRead.
 func (in *Inbound) PauseRead() {
 	if in.c != nil {
-		in.c.held = true
+		in.c.lbits.set(bHeld, true)
 	}
 }
 

@@ -55,7 +55,7 @@ func (c *Conn) queueHandshake() {
 
 // handshakeExpired fires Options.HandshakeTimeout after c was attached.
 func (c *Conn) handshakeExpired() {
-	if !c.closed && c.tlsOf().hs != nil {
+	if !c.lbits.has(bClosed) && c.tlsOf().hs != nil {
 		c.fail(ErrHandshakeTimeout)
 	}
 }
@@ -65,7 +65,7 @@ func (c *Conn) handshakeExpired() {
 // queued for the peer).
 func (c *Conn) handshakeDone(err error) {
 	hs := c.tlsOf().hs
-	if c.closed || hs == nil {
+	if c.lbits.has(bClosed) || hs == nil {
 		return
 	}
 	c.lp.l.Unschedule(&hs.timer)
@@ -73,7 +73,7 @@ func (c *Conn) handshakeDone(err error) {
 		err = c.opError("tls handshake", err)
 		hs.report(err)
 		c.tlsOf().hs = nil
-		if !c.closing {
+		if !c.lbits.has(bClosing) {
 			c.closeGracefully(err)
 		}
 		return
@@ -84,12 +84,12 @@ func (c *Conn) handshakeDone(err error) {
 	c.in = c.lp.e.inputs.append(c.in, t.tr.EndHandshake())
 	t.done, t.hs, t.hold = true, nil, false
 	t.est.Store(true)
-	if c.closing {
+	if c.lbits.has(bClosing) {
 		return
 	}
 	c.open()
 	hs.report(nil)
-	if c.eof && !c.closed && !c.closing {
+	if c.lbits.has(bEOF) && !c.lbits.has(bClosed|bClosing) {
 		c.peerClosed() // the stream ended during the handshake, after its last record
 	}
 }

@@ -32,16 +32,16 @@ func (c *Conn) deliverTLS(data []byte) {
 	delivered, err := c.decrypt()
 	raw = raw[end-t.tr.Unread():]
 	t.tr.Offer(nil)
-	if !c.closed {
+	if !c.lbits.has(bClosed) {
 		c.lp.e.inputs.keep(&c.in, raw, owned)
 	}
 	switch {
 	case err == io.EOF: // close_notify: a clean end, whatever follows
-		c.eof = true
+		c.lbits.set(bEOF, true)
 		c.closeGracefully(io.EOF)
 	case err != nil:
 		c.closeGracefully(c.opError("read", err)) // after crypto/tls's alert
-	case data == nil && !delivered && !c.closed && !c.closing:
+	case data == nil && !delivered && !c.lbits.has(bClosed|bClosing):
 		c.onData(nil, &t.plain)
 	}
 }
@@ -57,12 +57,12 @@ func (c *Conn) pumpTLS() {
 	_, err := c.decrypt()
 	rest := raw[end-t.tr.Unread():]
 	t.tr.Offer(nil)
-	if !c.closed {
+	if !c.lbits.has(bClosed) {
 		c.lp.e.inputs.keep(&c.in, rest, true)
 	}
 	switch {
 	case err == io.EOF:
-		c.eof = true
+		c.lbits.set(bEOF, true)
 		c.closeGracefully(io.EOF)
 	case err != nil:
 		c.closeGracefully(c.opError("read", err))
@@ -78,7 +78,7 @@ func (c *Conn) decrypt() (delivered bool, err error) {
 	t := c.tlsOf()
 	buf := c.lp.plainBuf()
 	n := 0
-	for !c.closed && !c.closing {
+	for !c.lbits.has(bClosed | bClosing) {
 		if n == len(buf) {
 			c.onData(buf[:n], &t.plain)
 			delivered, n = true, 0
@@ -101,7 +101,7 @@ func (c *Conn) decrypt() (delivered bool, err error) {
 		}
 		n += k
 	}
-	if n > 0 && !c.closed {
+	if n > 0 && !c.lbits.has(bClosed) {
 		c.onData(buf[:n], &t.plain)
 		delivered = true
 	}

@@ -63,7 +63,7 @@ func (e *Engine) listenUDP(network, addr string) (net.Addr, error) {
 		lp := e.loops[i]
 		c := newConn(e, lp, fd, false, network, &a, nil)
 		c.coldOf().udp = &udpState{buf: make([]byte, 64<<10)}
-		c.isUDP = true
+		c.kind |= kUDP
 		if err := e.serve(held{c: c}); err != nil {
 			return nil, err
 		}
@@ -75,7 +75,7 @@ func (e *Engine) listenUDP(network, addr string) (net.Addr, error) {
 // writes directly from the calling goroutine; a datagram the socket cannot
 // take now fails (EAGAIN) rather than queueing, as UDP may drop anyway.
 func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
-	if !c.isUDP {
+	if !c.kind.has(kUDP) {
 		return 0, c.opError("write", errors.New("WriteTo needs a UDP socket"))
 	}
 	ua, ok := addr.(*net.UDPAddr)

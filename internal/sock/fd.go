@@ -1,6 +1,9 @@
 package sock
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // FD is a descriptor that goroutines other than its owner may use, with
 // the lifetime rule of the standard library's internal/poll.FD: every use
@@ -17,24 +20,32 @@ import "sync/atomic"
 // false and do nothing, so several goroutines that might each be the last
 // to hold a descriptor may all call Close.
 type FD struct {
-	// state is users<<1 | closed. closed is set by the first Close or
-	// HandOff; once it is set Acquire fails, and the Release that brings
-	// users to zero carries out the close. 32 bits (2^31 users at once)
-	// keep an FD at 16 bytes, as every connection holds one.
-	state  atomic.Uint32
-	sysfd  int32
-	handTo chan<- int // set by the winning HandOff before it releases
+	// state is users<<2 | handed | closed. closed is set by the first
+	// Close or HandOff, handed too by a HandOff; once closed is set
+	// Acquire fails, and the Release that brings users to zero carries out
+	// the close or the hand-over. 32 bits (2^30 users at once) and the
+	// hand-over's channel kept aside (handTos) keep an FD at 8 bytes, as
+	// every connection holds one.
+	state atomic.Uint32
+	sysfd int32
 }
 
 const (
 	fdClosed = 1
-	fdUser   = 2
+	fdHanded = 2
+	fdUser   = 4
 )
+
+// handTos maps an FD handed off (*FD) to the channel its descriptor goes
+// to (chan<- int), from the winning HandOff to the final Release. A
+// hand-over is rare (a Detach), so the channel is kept here rather than
+// in every FD.
+var handTos sync.Map
 
 // Init makes f hold fd. Call it before f is shared.
 func (f *FD) Init(fd int) {
 	f.state.Store(0)
-	f.sysfd, f.handTo = int32(fd), nil
+	f.sysfd = int32(fd)
 }
 
 // Sysfd returns the descriptor, for the owner's use. Other goroutines
@@ -59,8 +70,8 @@ func (f *FD) Acquire() (int, bool) {
 // Release ends a use begun by Acquire. The last Release after Close
 // closes the descriptor (or hands it over, after HandOff).
 func (f *FD) Release() {
-	if f.state.Add(^uint32(fdUser-1)) == fdClosed {
-		f.final()
+	if s := f.state.Add(^uint32(fdUser - 1)); s&^fdHanded == fdClosed {
+		f.final(s)
 	}
 }
 
@@ -86,18 +97,26 @@ func (f *FD) shut(to chan<- int) bool {
 		if s&fdClosed != 0 {
 			return false
 		}
-		if f.state.CompareAndSwap(s, (s+fdUser)|fdClosed) {
+		next := (s + fdUser) | fdClosed
+		if to != nil {
+			next |= fdHanded
+		}
+		if f.state.CompareAndSwap(s, next) {
 			break
 		}
 	}
-	f.handTo = to
+	if to != nil {
+		handTos.Store(f, to)
+	}
 	f.Release()
 	return true
 }
 
-func (f *FD) final() {
-	if f.handTo != nil {
-		f.handTo <- int(f.sysfd)
+// final closes the descriptor, or hands it over if state s says so.
+func (f *FD) final(s uint32) {
+	if s&fdHanded != 0 {
+		to, _ := handTos.LoadAndDelete(f)
+		to.(chan<- int) <- int(f.sysfd)
 		return
 	}
 	Close(int(f.sysfd))

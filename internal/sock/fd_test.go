@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/galeio/gale/internal/sock"
 	"golang.org/x/sys/unix"
@@ -148,5 +149,13 @@ func TestFDRace(t *testing.T) {
 			t.Fatalf("pipe got %d bytes, writers wrote %d", got, wrote.Load())
 		}
 		unix.Close(r)
+	}
+}
+
+// TestFDSize holds an FD at 8 bytes: every connection holds one, and the
+// rare hand-over's channel is kept aside (handTos).
+func TestFDSize(t *testing.T) {
+	if n := unsafe.Sizeof(sock.FD{}); n != 8 {
+		t.Errorf("an FD is %d bytes, want 8", n)
 	}
 }
