@@ -16,8 +16,8 @@ func SpillCap(be Backend, tag Tag) int {
 	if !ok {
 		return -1
 	}
-	if st := b.fds.at(int(tag.Slot())); st != nil && st.io != nil {
-		return cap(st.io.spill)
+	if st := b.fds.at(int(tag.Slot())); st != nil && st.io != 0 {
+		return cap(b.rec(st).spill)
 	}
 	return 0
 }

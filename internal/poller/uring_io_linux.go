@@ -31,65 +31,75 @@ func (r *urIO) empty() bool {
 		r.sbufs == nil && r.zres == 0
 }
 
-// io returns st's record, taking one if it has none.
+// rec returns st's record, nil if it has none.
+func (b *uringBackend) rec(st *urState) *urIO {
+	if st.io == 0 {
+		return nil
+	}
+	return b.ios[st.io-1]
+}
+
+// io returns st's record, taking one if it has none. The records are
+// kept in ios and a tag names its own by index, so that no Go pointer is
+// in a urState and it stays small.
 func (b *uringBackend) io(st *urState) *urIO {
-	if st.io == nil {
+	if st.io == 0 {
 		if n := len(b.ioFree); n > 0 {
 			st.io = b.ioFree[n-1]
-			b.ioFree[n-1] = nil
 			b.ioFree = b.ioFree[:n-1]
 		} else {
-			st.io = new(urIO)
+			b.ios = append(b.ios, new(urIO))
+			st.io = uint32(len(b.ios))
 		}
 	}
-	return st.io
+	return b.ios[st.io-1]
 }
 
 // releaseIO gives st's record back once it holds nothing.
 func (b *uringBackend) releaseIO(st *urState) {
-	if r := st.io; r != nil && r.empty() {
+	if r := b.rec(st); r != nil && r.empty() {
 		r.spillOff = 0
-		b.ioFree = append(b.ioFree, r)
-		st.io = nil
+		b.ioFree = append(b.ioFree, st.io)
+		st.io = 0
 	}
 }
 
 // recvBuf returns the owner's buffer of st's receive, nil for the ring's
 // or the Provider's.
-func (st *urState) recvBuf() []byte {
-	if st.io == nil {
-		return nil
+func (b *uringBackend) recvBuf(st *urState) []byte {
+	if r := b.rec(st); r != nil {
+		return r.rbuf
 	}
-	return st.io.rbuf
+	return nil
 }
 
 // setRecvBuf records buf as the buffer of st's receive.
 func (b *uringBackend) setRecvBuf(st *urState, buf []byte) {
 	if buf != nil {
 		b.io(st).rbuf = buf
-	} else if st.io != nil {
-		st.io.rbuf = nil
+	} else if r := b.rec(st); r != nil {
+		r.rbuf = nil
 		b.releaseIO(st)
 	}
 }
 
 // spilled returns the bytes st's spill holds, served or not.
-func (st *urState) spilled() int {
-	if st.io == nil {
-		return 0
+func (b *uringBackend) spilled(st *urState) int {
+	if r := b.rec(st); r != nil {
+		return len(r.spill)
 	}
-	return len(st.io.spill)
+	return 0
 }
 
 // waiting returns the accepted descriptors st holds.
-func (st *urState) waiting() int {
-	if st.io == nil {
-		return 0
+func (b *uringBackend) waiting(st *urState) int {
+	if r := b.rec(st); r != nil {
+		return len(r.accepted)
 	}
-	return len(st.io.accepted)
+	return 0
 }
 
-func (st *urState) hasSpill() bool {
-	r := st.io
+func (b *uringBackend) hasSpill(st *urState) bool {
+	r := b.rec(st)
 	return r != nil && (len(r.spill) > 0 || r.rend != 0 || len(r.accepted) > 0)
 }

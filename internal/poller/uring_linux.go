@@ -69,7 +69,8 @@ type uringBackend struct {
 	iov     []unix.Iovec        // scratch of the last attempt at cancelled sends
 	faults  map[uint64]injected // tests: injected failures by user_data (uring_fault_linux.go)
 	spares  [][]byte            // emptied spill arrays, for the next spill (emptySpill)
-	ioFree  []*urIO             // records no tag holds (uring_io_linux.go)
+	ios     []*urIO             // the operations' Go memory, by urState.io - 1 (uring_io_linux.go)
+	ioFree  []uint32            // urState.io values of the records no tag holds
 	rsa     unix.RawSockaddrAny // an accepted peer's address, read on the loop goroutine
 
 	zcMin             int // stream sends of at least this many bytes are zero-copy; 0 none
@@ -207,10 +208,11 @@ func (b *uringBackend) Add(fd int, tag Tag, stream bool) error {
 		return os.NewSyscallError("io_uring add", unix.EBADF)
 	}
 	st := b.fds.grow(int(tag.Slot()))
-	if st.rk != 0 || st.sk != 0 || st.io != nil { // Remove ends them and gives the record back
+	if st.rk != 0 || st.sk != 0 || st.io != 0 { // Remove ends them and gives the record back
 		panic("poller: slot reused with operations in flight")
 	}
-	*st = urState{fd: int32(fd), tag: tag, stream: stream}
+	*st = urState{fd: int32(fd), tag: tag}
+	st.bits.set(stStream, stream)
 	return nil
 }
 

@@ -35,9 +35,9 @@ func (b *uringBackend) recvKind(st *urState) uint8 {
 		return kAccept
 	case st.rop == OpRecvFrom:
 		return kPollIn
-	case st.recvBuf() == nil && b.direct:
+	case b.recvBuf(st) == nil && b.direct:
 		return kRecvMulti
-	case st.recvBuf() == nil:
+	case b.recvBuf(st) == nil:
 		return kRecvOne
 	}
 	return kRecv
@@ -49,7 +49,7 @@ func (b *uringBackend) kickRecv(st *urState) {
 	if st.rop == 0 {
 		return
 	}
-	if st.hasSpill() || (st.rcancel && st.rk == 0) {
+	if b.hasSpill(st) || (st.rcancel && st.rk == 0) {
 		b.later = append(b.later, st.tag)
 		return
 	}
@@ -80,7 +80,7 @@ func (b *uringBackend) kickRecv(st *urState) {
 	case kRecv:
 		e := b.sqe(makeUD(st.tag, kRecv))
 		e.Opcode, e.FD = uring.OpRecv, st.fd
-		if buf := st.recvBuf(); len(buf) > 0 {
+		if buf := b.recvBuf(st); len(buf) > 0 {
 			e.Addr, e.Len = addrOf(buf), uint32(min(len(buf), 1<<30))
 		}
 		if sock.Faulty() {
@@ -128,7 +128,7 @@ func (b *uringBackend) recvDone(st *urState, c uring.CQE, fn func(*Completion)) 
 	// kRecv: a plain receive into the owner's buffer.
 	if c.Res >= 0 {
 		n := int(c.Res)
-		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, N: n, Buf: st.recvBuf()[:n], BufID: -1}, fn)
+		b.finishRecv(st, Completion{Tag: st.tag, Op: OpRecv, N: n, Buf: b.recvBuf(st)[:n], BufID: -1}, fn)
 		return
 	}
 	switch errno := unix.Errno(-c.Res); errno {
@@ -148,7 +148,7 @@ func (b *uringBackend) multiDone(st *urState, c uring.CQE, fn func(*Completion))
 	switch {
 	case c.Flags&uring.CQEFBuffer != 0:
 		data := b.bufData(c)
-		if st.rop == OpRecv && st.recvBuf() == nil && !st.rcancel && !st.hasSpill() {
+		if st.rop == OpRecv && b.recvBuf(st) == nil && !st.rcancel && !b.hasSpill(st) {
 			b.serveData(st, data, fn)
 		} else {
 			b.spillData(st, data)
@@ -172,9 +172,9 @@ func (b *uringBackend) multiDone(st *urState, c uring.CQE, fn func(*Completion))
 		return // the callback removed the tag
 	}
 	if st.rk == kRecvMulti {
-		if (st.rop != OpRecv || st.recvBuf() != nil) && st.spilled() >= spillMax {
+		if (st.rop != OpRecv || b.recvBuf(st) != nil) && b.spilled(st) >= spillMax {
 			b.idle = append(b.idle, tag)
-		} else if st.rop == OpRecv && st.recvBuf() == nil && st.hasSpill() {
+		} else if st.rop == OpRecv && b.recvBuf(st) == nil && b.hasSpill(st) {
 			b.later = append(b.later, tag)
 		}
 		return
@@ -199,7 +199,7 @@ const (
 // dropped: one burst can spill a whole batch of the ring's buffers
 // (megabytes).
 func (b *uringBackend) emptySpill(st *urState) {
-	r := st.io
+	r := b.rec(st)
 	r.spillOff = 0
 	if cap(r.spill) <= spillMax && len(b.spares) < maxSpares {
 		b.spares = append(b.spares, r.spill[:0])
@@ -275,7 +275,7 @@ func (b *uringBackend) acceptDone(st *urState, c uring.CQE, fn func(*Completion)
 	tag := st.tag
 	if c.Res >= 0 {
 		fd := int(c.Res)
-		if st.rop == OpAccept && !st.rcancel && !st.hasSpill() {
+		if st.rop == OpAccept && !st.rcancel && !b.hasSpill(st) {
 			b.finishRecv(st, b.acceptCompletion(tag, fd), fn)
 		} else {
 			r := b.io(st)
@@ -292,9 +292,9 @@ func (b *uringBackend) acceptDone(st *urState, c uring.CQE, fn func(*Completion)
 		return
 	}
 	if st.rk == kAccept {
-		if st.rop != OpAccept && st.waiting() >= acceptMax {
+		if st.rop != OpAccept && b.waiting(st) >= acceptMax {
 			b.idle = append(b.idle, tag)
-		} else if st.hasSpill() {
+		} else if b.hasSpill(st) {
 			b.later = append(b.later, tag)
 		}
 		return
@@ -342,7 +342,7 @@ func (b *uringBackend) serveRecv(st *urState, fn func(*Completion)) {
 
 func (b *uringBackend) fromSpill(st *urState) (Completion, bool) {
 	c := Completion{Tag: st.tag, Op: st.rop, BufID: -1}
-	r := st.io
+	r := b.rec(st)
 	if r == nil {
 		return c, false
 	}
@@ -408,7 +408,7 @@ func (b *uringBackend) lastRecv(st *urState) Completion {
 			c = got
 		}
 	case OpRecv:
-		buf, id := st.recvBuf(), -1
+		buf, id := b.recvBuf(st), -1
 		if buf == nil {
 			if buf, id = b.prov.Provide(); buf == nil {
 				return c
@@ -429,7 +429,7 @@ func (b *uringBackend) lastRecv(st *urState) Completion {
 // recvFrom tries one datagram receive; done is false on EAGAIN.
 func (b *uringBackend) recvFrom(st *urState) (Completion, bool) {
 	for {
-		switch c, errno := recvFrom(int(st.fd), st.tag, st.recvBuf()); errno {
+		switch c, errno := recvFrom(int(st.fd), st.tag, b.recvBuf(st)); errno {
 		case unix.EINTR:
 		case unix.EAGAIN:
 			return Completion{}, false

@@ -37,7 +37,7 @@ func (b *uringBackend) Remove(tag Tag) error {
 		b.dropSend(st)
 	}
 	st.tag, st.rk, st.sk = 0, 0, 0 // not live (dropRecv and dropSend name the operations by tag)
-	if r := st.io; r != nil {
+	if r := b.rec(st); r != nil {
 		for _, fd := range r.accepted {
 			sock.Close(fd)
 		}
@@ -89,7 +89,7 @@ var nopped = new(orphan)
 func (b *uringBackend) dropRecv(st *urState) {
 	data := makeUD(st.tag, st.rk)
 	if st.rk == kRecv {
-		b.keep(data, &orphan{buf: st.recvBuf()})
+		b.keep(data, &orphan{buf: b.recvBuf(st)})
 	}
 	b.cancel(data)
 }
@@ -97,11 +97,11 @@ func (b *uringBackend) dropRecv(st *urState) {
 // dropSend cancels st's send, kept as an orphan until its last
 // completion.
 func (b *uringBackend) dropSend(st *urState) {
-	if st.zc {
+	if st.bits.has(stZC) {
 		b.zcReset(st)
 	}
 	data := makeUD(st.tag, st.sk)
-	r := st.io
+	r := b.rec(st)
 	b.keep(data, &orphan{bufs: r.sbufs, msg: r.msg})
 	r.msg = nil // the orphan's until the last completion
 	b.cancel(data)

@@ -34,14 +34,14 @@ func sendFlags(stream bool) uint32 {
 // armSend submits the unsent part of st's send: IORING_OP_SEND for one
 // buffer, IORING_OP_SENDMSG with a vector for several.
 func (b *uringBackend) armSend(st *urState) {
-	r := st.io
+	r := b.rec(st)
 	skip, first := r.sent, 0
 	for skip >= len(r.sbufs[first]) {
 		skip -= len(r.sbufs[first])
 		first++
 	}
 	e := b.sqe(makeUD(st.tag, kSend))
-	e.FD, e.OpFlags = st.fd, sendFlags(st.stream)
+	e.FD, e.OpFlags = st.fd, sendFlags(st.bits.has(stStream))
 	st.sk = kSend
 	if first == len(r.sbufs)-1 {
 		rest := r.sbufs[first][skip:]
@@ -56,7 +56,8 @@ func (b *uringBackend) armSend(st *urState) {
 		m.hdr.SetIovlen(len(m.iov))
 		e.Opcode, e.Addr = uring.OpSendmsg, uint64(uintptr(unsafe.Pointer(&m.hdr)))
 	}
-	if st.zc = b.zeroCopy(st); st.zc {
+	st.bits.set(stZC, b.zeroCopy(st))
+	if st.bits.has(stZC) {
 		prepZeroCopy(e)
 	}
 	if sock.Faulty() {
@@ -66,15 +67,16 @@ func (b *uringBackend) armSend(st *urState) {
 
 // sendDone handles a completion of st's send-side kernel operation.
 func (b *uringBackend) sendDone(st *urState, c uring.CQE, fn func(*Completion)) {
-	zc := st.zc
+	zc := st.bits.has(stZC)
 	if zc {
 		if !b.zcHold(st, &c) {
 			return // the pages are still the kernel's
 		}
-		st.zc = false
+		st.bits.set(stZC, false)
 	}
-	st.sk, st.sstop = 0, false
-	r := st.io
+	st.sk = 0
+	st.bits.set(stSStop, false)
+	r := b.rec(st)
 	var errno syscall.Errno
 	if c.Res > 0 {
 		r.sent += int(c.Res)
@@ -84,10 +86,10 @@ func (b *uringBackend) sendDone(st *urState, c uring.CQE, fn func(*Completion)) 
 	switch {
 	case r.sent == r.total:
 		b.finishSend(st, Completion{Tag: st.tag, Op: OpSend, N: r.sent, BufID: -1}, fn)
-	case st.scancel:
+	case st.bits.has(stSCancel):
 		b.finishSend(st, b.lastSend(st), fn)
 	case zc && errno == unix.EOPNOTSUPP:
-		st.zcSock = zcNo // a socket without zero-copy sends: copy
+		st.bits.set(stZCNo, true) // a socket without zero-copy sends: copy
 		b.armSend(st)
 	case errno == 0 || errno == unix.EAGAIN || errno == unix.EINTR:
 		// A short send: the rest. ECANCELED that no one asked for comes
@@ -102,7 +104,7 @@ func (b *uringBackend) sendDone(st *urState, c uring.CQE, fn func(*Completion)) 
 // lastSend makes the last non-blocking attempt of a cancelled send: space
 // already there still counts.
 func (b *uringBackend) lastSend(st *urState) Completion {
-	r := st.io
+	r := b.rec(st)
 	for r.sent < r.total {
 		n, errno := b.writeRest(st)
 		if errno != 0 || n == 0 {
@@ -119,7 +121,7 @@ func (b *uringBackend) lastSend(st *urState) Completion {
 
 // writeRest writes what it can of the unsent part of st's send now.
 func (b *uringBackend) writeRest(st *urState) (n int, errno syscall.Errno) {
-	n, _, errno, b.iov = writevFrom(int(st.fd), b.iov, st.io.sbufs, st.io.sent)
+	n, _, errno, b.iov = writevFrom(int(st.fd), b.iov, b.rec(st).sbufs, b.rec(st).sent)
 	return n, errno
 }
 
@@ -131,8 +133,9 @@ func (b *uringBackend) finishSend(st *urState, c Completion, fn func(*Completion
 
 // endSend forgets st's send and its buffers.
 func (b *uringBackend) endSend(st *urState) {
-	st.sop, st.scancel = 0, false
-	r := st.io
+	st.sop = 0
+	st.bits.set(stSCancel, false)
+	r := b.rec(st)
 	r.sbufs, r.sent, r.total = nil, 0, 0
 	if r.msg != nil {
 		clear(r.msg.iov) // keep no buffer alive
@@ -165,7 +168,7 @@ func (b *uringBackend) Cancel(tag Tag, op Op) {
 			}
 			return
 		}
-		if st.hasSpill() || st.rk == 0 {
+		if b.hasSpill(st) || st.rk == 0 {
 			b.later = append(b.later, tag) // data already there wins
 			return
 		}
@@ -178,8 +181,8 @@ func (b *uringBackend) Cancel(tag Tag, op Op) {
 	if st.sop != op {
 		return
 	}
-	st.scancel = true
-	if st.zc {
+	st.bits.set(stSCancel, true)
+	if st.bits.has(stZC) {
 		b.zcReset(st)
 	}
 	if st.sk == 0 {
@@ -188,8 +191,8 @@ func (b *uringBackend) Cancel(tag Tag, op Op) {
 		b.ready = append(b.ready, c)
 		return
 	}
-	if !st.sstop {
-		st.sstop = true
+	if !st.bits.has(stSStop) {
+		st.bits.set(stSStop, true)
 		b.cancel(makeUD(tag, st.sk))
 	}
 }

@@ -36,9 +36,9 @@ func TestURingRemoveDropsSpill(t *testing.T) {
 	chunk := make([]byte, 32<<10)
 	got := 0
 	deadline := time.Now().Add(10 * time.Second)
-	for st := b.state(tag); st.spilled() < spillMax; {
+	for st := b.state(tag); b.spilled(st) < spillMax; {
 		if time.Now().After(deadline) {
-			t.Fatalf("spill holds %d bytes after 10 s, want %d", st.spilled(), spillMax)
+			t.Fatalf("spill holds %d bytes after 10 s, want %d", b.spilled(st), spillMax)
 		}
 		unix.Write(fds[1], chunk) // EAGAIN once the socket is full: retried
 		if err := b.Wait(time.Millisecond, func(c *Completion) { got += c.N }); err != nil {

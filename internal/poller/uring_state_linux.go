@@ -61,28 +61,40 @@ func (d ud) matches(tag Tag) bool {
 // last completion of the previous one, so a completion's kind says which
 // operation it ends.
 type urState struct {
-	tag     Tag   // 0 while the slot is not live: no tag is 0
-	io      *urIO // the operations' Go memory (uring_io_linux.go); nil while none
+	tag     Tag    // 0 while the slot is not live: no tag is 0
+	io      uint32 // 1 + the index in the backend's ios of the operations' Go memory (uring_io_linux.go); 0 while none
 	fd      int32
-	stream  bool
 	rstop   bool // an async cancel of the receive side's kernel operation is pending
 	rcancel bool // the owner cancelled its receive: end it after a last attempt
-	sstop   bool
-	scancel bool
 	rk, sk  uint8
 	rop     Op
 	sop     Op
-	zc      bool  // the send in flight is zero-copy (uring_zc_linux.go)
-	zcSock  uint8 // whether the socket has zero-copy sends: zcUnknown, zcYes or zcNo
-	zreset  bool  // zcReset disconnected the socket
+	bits    stBits
 }
 
-// Values of urState.zcSock.
+// stBits are a urState's rarer flags, a bit each, so that a urState is
+// 24 bytes (TestURStateSize).
+type stBits uint8
+
 const (
-	zcUnknown uint8 = iota // not looked up yet
-	zcYes
-	zcNo
+	stStream    stBits = 1 << iota
+	stSStop            // an async cancel of the send side's kernel operation is pending
+	stSCancel          // the owner cancelled its send
+	stZC               // the send in flight is zero-copy (uring_zc_linux.go)
+	stZReset           // zcReset disconnected the socket
+	stZCChecked        // whether the socket has zero-copy sends was looked up
+	stZCNo             // the socket has no zero-copy sends
 )
+
+func (b stBits) has(f stBits) bool { return b&f != 0 }
+
+func (b *stBits) set(f stBits, on bool) {
+	if on {
+		*b |= f
+	} else {
+		*b &^= f
+	}
+}
 
 // endEOF marks an end of file in urIO.rend.
 const endEOF = syscall.Errno(^uint32(0) >> 1)

@@ -48,17 +48,17 @@ func (b *uringBackend) SetZeroCopy(min int) bool {
 // zeroCopy tells whether st's send goes zero-copy. The first time, it
 // asks the socket's family: only TCP has zero-copy sends.
 func (b *uringBackend) zeroCopy(st *urState) bool {
-	if b.zcMin == 0 || !st.stream || st.zcSock == zcNo || st.io.total < b.zcMin {
+	if b.zcMin == 0 || !st.bits.has(stStream) || st.bits.has(stZCNo) || b.rec(st).total < b.zcMin {
 		return false
 	}
-	if st.zcSock == zcUnknown {
-		st.zcSock = zcYes
+	if !st.bits.has(stZCChecked) {
+		st.bits.set(stZCChecked, true)
 		d, err := unix.GetsockoptInt(int(st.fd), unix.SOL_SOCKET, unix.SO_DOMAIN)
 		if err != nil || (d != unix.AF_INET && d != unix.AF_INET6) {
-			st.zcSock = zcNo
+			st.bits.set(stZCNo, true)
 		}
 	}
-	return st.zcSock == zcYes
+	return !st.bits.has(stZCNo)
 }
 
 // prepZeroCopy turns e, a prepared SEND or SENDMSG, into its zero-copy
@@ -81,12 +81,12 @@ func (b *uringBackend) zcHold(st *urState, c *uring.CQE) bool {
 		if uint32(c.Res)&uring.NotifZCCopied != 0 {
 			b.zcCopied++
 		}
-		c.Res, c.Flags, st.io.zres = st.io.zres, 0, 0
+		c.Res, c.Flags, b.rec(st).zres = b.rec(st).zres, 0, 0
 		return true
 	}
 	b.zcSends++
 	if c.Flags&uring.CQEFMore != 0 {
-		st.io.zres = c.Res
+		b.rec(st).zres = c.Res
 		return false
 	}
 	return true // failed before the kernel took any page: no notification
@@ -97,10 +97,10 @@ func (b *uringBackend) zcHold(st *urState, c *uring.CQE) bool {
 // (tcp_disconnect), dropping the bytes queued in it and resetting the
 // connection. The send in flight then ends, and its notification follows.
 func (b *uringBackend) zcReset(st *urState) {
-	if st.zreset {
+	if st.bits.has(stZReset) {
 		return
 	}
-	st.zreset = true
+	st.bits.set(stZReset, true)
 	var sa [unix.SizeofSockaddrInet6]byte // sa_family 0: AF_UNSPEC
 	unix.RawSyscall(unix.SYS_CONNECT, uintptr(int(st.fd)), uintptr(unsafe.Pointer(&sa[0])), uintptr(len(sa)))
 }
