@@ -80,7 +80,7 @@ func (w *watcher) postCloseWrite(c *conn) error {
 // does its completion.
 func (c *conn) closedWrite(l *loop.Loop, r *request) {
 	if r.kind == kWrite {
-		c.done(l, &c.writers, r, c.opError("write", errWriteShut))
+		c.done(l, &c.writers, r, opError(r.conn, "write", errWriteShut))
 		return
 	}
 	c.writers.remove(r)

@@ -2,7 +2,6 @@ package aio
 
 import (
 	"io"
-	"net"
 	"runtime"
 	"weak"
 
@@ -27,9 +26,6 @@ type conn struct {
 	ref     weak.Pointer[byte] // the caller's conn object, without keeping it alive
 	cleanup runtime.Cleanup
 	stream  bool
-	network string
-	laddr   net.Addr
-	raddr   net.Addr
 	// ---
 	tag      loop.Tag
 	attached bool
@@ -95,7 +91,7 @@ func (c *conn) attach(l *loop.Loop, r *request) bool {
 		if r.kind.silent() {
 			c.w.pool.put(r)
 		} else {
-			r.err = c.opError(r.op().String(), err)
+			r.err = opError(r.conn, r.op().String(), err)
 			c.lp.finish(r)
 		}
 		return false
@@ -189,7 +185,7 @@ func (c *conn) received(l *loop.Loop, p loop.Completion) {
 		c.done(l, &c.readers, r, ErrDeadline)
 		return
 	case p.Errno() != 0:
-		c.done(l, &c.readers, r, c.opError("read", p.Errno()))
+		c.done(l, &c.readers, r, opError(r.conn, "read", p.Errno()))
 		return
 	case p.N() == 0 && c.stream:
 		c.done(l, &c.readers, r, io.EOF)
@@ -216,7 +212,7 @@ func (c *conn) sent(l *loop.Loop, p loop.Completion) {
 	case p.Canceled():
 		c.done(l, &c.writers, r, ErrDeadline)
 	case p.Errno() != 0:
-		c.done(l, &c.writers, r, c.opError("write", p.Errno()))
+		c.done(l, &c.writers, r, opError(r.conn, "write", p.Errno()))
 	default:
 		c.done(l, &c.writers, r, nil)
 	}

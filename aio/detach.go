@@ -46,7 +46,7 @@ func (w *watcher) Detach(conn net.Conn) (net.Conn, error) {
 	}
 	nc, err := sock.FileConn(fd)
 	if err != nil {
-		return nil, c.opError("detach", err)
+		return nil, opError(conn, "detach", err)
 	}
 	return nc, nil
 }

@@ -63,7 +63,10 @@ func (e *sentinel) Is(target error) bool {
 	return target == e.is || (e.is2 != nil && target == e.is2)
 }
 
-// opError wraps a failure of op on c once (sock.OpError).
-func (c *conn) opError(op string, err error) error {
-	return sock.OpError(op, c.network, c.laddr, c.raddr, err)
+// opError wraps a failure of op on the caller's conn nc once
+// (sock.OpError). A delegated nc is closed but still knows its addresses,
+// so the watcher's conn keeps no copy of them.
+func opError(nc net.Conn, op string, err error) error {
+	la := nc.LocalAddr()
+	return sock.OpError(op, addrNetwork(la), la, nc.RemoteAddr(), err)
 }

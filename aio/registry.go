@@ -134,10 +134,10 @@ func (w *watcher) register(nc net.Conn) (*conn, error) {
 		if c := w.reg.lookup(nc); c != nil {
 			return c, nil
 		}
-		return nil, failedConn(nc).opError("dup", err)
+		return nil, opError(nc, "dup", err)
 	}
 	c := w.newConn(nc, fd, sock.IsStream(fd))
-	if winner, err := s.enter(w, sc, p, c); winner != c {
+	if winner, err := s.enter(w, nc, sc, p, c); winner != c {
 		sock.Close(fd)
 		return winner, err
 	}
@@ -149,7 +149,7 @@ func (w *watcher) register(nc net.Conn) (*conn, error) {
 // and returns it; or, without entering it, the conn a concurrent
 // registration of sc entered first, or nil and why c must not be (see
 // register).
-func (s *regShard) enter(w *watcher, sc syscall.Conn, p unsafe.Pointer, c *conn) (*conn, error) {
+func (s *regShard) enter(w *watcher, nc net.Conn, sc syscall.Conn, p unsafe.Pointer, c *conn) (*conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if w.closed.Load() {
@@ -159,7 +159,7 @@ func (s *regShard) enter(w *watcher, sc syscall.Conn, p unsafe.Pointer, c *conn)
 		return old, nil
 	}
 	if err := checkOpen(sc); err != nil {
-		return nil, c.opError("dup", err)
+		return nil, opError(nc, "dup", err)
 	}
 	obj := (*byte)(p)
 	c.ref = weak.Make(obj)
@@ -185,19 +185,12 @@ func checkOpen(sc syscall.Conn) error {
 
 // failedConn is a conn that was never made, to describe a failure of
 // conn's delegation in an error.
-func failedConn(nc net.Conn) *conn {
-	return &conn{network: addrNetwork(nc.LocalAddr()), laddr: nc.LocalAddr(), raddr: nc.RemoteAddr()}
-}
-
 func (w *watcher) newConn(nc net.Conn, fd int, stream bool) *conn {
 	c := &conn{
-		w:       w,
-		lp:      w.pickLoop(),
-		key:     uintptr(connPtr(nc)),
-		stream:  stream,
-		network: addrNetwork(nc.LocalAddr()),
-		laddr:   nc.LocalAddr(),
-		raddr:   nc.RemoteAddr(),
+		w:      w,
+		lp:     w.pickLoop(),
+		key:    uintptr(connPtr(nc)),
+		stream: stream,
 	}
 	c.fd.Init(fd)
 	return c

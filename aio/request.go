@@ -30,19 +30,21 @@ func (k kind) silent() bool { return k >= kCloseWrite }
 // completion queue. Requests are recycled at the WaitIO after the one that
 // returned them.
 type request struct {
+	ctx   any
+	conn  net.Conn
+	c     *conn // nil when the connection could not be delegated
+	buf   []byte
+	size  int
+	err   error
+	tm    *reqTimer  // the deadline; made for the first request that has one
+	chunk *swapChunk // the swap chunk Buf points into, for nil-buffer reads
+	prev  *request   // links in the connection's queue
+	next  *request
+	// The small fields last, together: a request is 128 bytes
+	// (TestRequestSize), and each pending read holds one.
 	kind     kind
-	ctx      any
-	conn     net.Conn
-	c        *conn // nil when the connection could not be delegated
-	buf      []byte
-	size     int
-	err      error
-	tm       *reqTimer // the deadline; made for the first request that has one
 	timedOut bool
-	chunk    *swapChunk // the swap chunk Buf points into, for nil-buffer reads
 	queued   bool
-	prev     *request // links in the connection's queue
-	next     *request
 }
 
 func (r *request) op() OpType {

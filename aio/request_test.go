@@ -3,6 +3,7 @@ package aio
 import (
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestRequestDeadlineRecycled checks that a recycled request keeps its
@@ -33,5 +34,17 @@ func TestRequestDeadlineRecycled(t *testing.T) {
 	r.setDeadline(time.Time{})
 	if !r.tm.deadline.IsZero() {
 		t.Errorf("setDeadline(zero) left the deadline %v", r.tm.deadline)
+	}
+}
+
+// TestRequestSize holds a request, which every pending read holds, and
+// the watcher's conn, which every delegated connection holds, to their
+// size classes: 128 and 192 bytes.
+func TestRequestSize(t *testing.T) {
+	if n := unsafe.Sizeof(request{}); n > 128 {
+		t.Errorf("a request is %d bytes, want at most 128", n)
+	}
+	if n := unsafe.Sizeof(conn{}); n > 192 {
+		t.Errorf("a conn is %d bytes, want at most 192", n)
 	}
 }
