@@ -14,7 +14,7 @@ import (
 
 // idleHeapMax bounds the live heap an idle connection holds: its 112-byte
 // Conn, its slot in the loop (24 bytes) and the backend's record (24 on
-// io_uring, 16 on epoll), with room for the tables' pages.
+// epoll and io_uring), with room for the tables' pages.
 const idleHeapMax = 176
 
 // TestIdleConnHeap measures the Go heap an idle connection keeps, after
