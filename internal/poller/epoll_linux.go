@@ -51,14 +51,23 @@ var wakeValue = [8]byte{1}
 // openEpoll returns the epoll(7) backend: completions emulated by
 // non-blocking system calls.
 func openEpoll(p Provider) (Backend, error) {
-	rd, err := newEpoll()
+	if handsOff(p) {
+		rd, err := newRelay()
+		if err != nil {
+			return nil, err
+		}
+		return newEmul(rd, p, Epoll), nil
+	}
+	rd, err := newEpoll(true)
 	if err != nil {
 		return nil, err
 	}
 	return newEmul(rd, p, Epoll), nil
 }
 
-func newEpoll() (*epoll, error) {
+// newEpoll opens an epoll descriptor and its wake-up eventfd; parked, the
+// descriptor is registered with the runtime poller for block.
+func newEpoll(parked bool) (*epoll, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
@@ -70,10 +79,12 @@ func newEpoll() (*epoll, error) {
 	}
 	ep := &epoll{epfd: epfd, events: make([]unix.EpollEvent, 128)}
 	ep.wakefd.Init(wakefd)
-	if err := ep.park(); err != nil {
-		unix.Close(wakefd)
-		unix.Close(epfd)
-		return nil, err
+	if parked {
+		if err := ep.park(); err != nil {
+			unix.Close(wakefd)
+			unix.Close(epfd)
+			return nil, err
+		}
 	}
 	// The eventfd is never read: with EPOLLET every write(2) queues a fresh
 	// edge (eventfd_write wakes the wait queue), and its 64-bit counter
@@ -157,8 +168,18 @@ func (ep *epoll) wait(msec int, evs []event) ([]event, error) {
 	if err != nil {
 		return evs, os.NewSyscallError("epoll_wait", err)
 	}
-	for i := range n {
-		e := &ep.events[i]
+	evs = appendEvents(evs, ep.events[:n])
+	if n == len(ep.events) && n < 4096 {
+		// A full batch: more may be waiting. Grow for the next call.
+		ep.events = make([]unix.EpollEvent, 2*n)
+	}
+	return evs, nil
+}
+
+// appendEvents appends raw's events to evs, leaving out the wake-ups.
+func appendEvents(evs []event, raw []unix.EpollEvent) []event {
+	for i := range raw {
+		e := &raw[i]
 		tag := Tag(uint32(e.Fd)) | Tag(uint32(e.Pad))<<32
 		if tag == wakeTag {
 			continue
@@ -170,11 +191,7 @@ func (ep *epoll) wait(msec int, evs []event) ([]event, error) {
 			hangup:   e.Events&(unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0,
 		})
 	}
-	if n == len(ep.events) && n < 4096 {
-		// A full batch: more may be waiting. Grow for the next call.
-		ep.events = make([]unix.EpollEvent, 2*n)
-	}
-	return evs, nil
+	return evs
 }
 
 func (ep *epoll) wake() error {
@@ -192,5 +209,8 @@ func (ep *epoll) wake() error {
 
 func (ep *epoll) close() error {
 	ep.wakefd.Close()
+	if ep.file == nil {
+		return unix.Close(ep.epfd)
+	}
 	return ep.file.Close()
 }
