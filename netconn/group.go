@@ -152,6 +152,12 @@ func (lp *nloop) Commit(int, int) {}
 // when Complete returns.
 func (lp *nloop) Transient() bool { return true }
 
+// HandsOff tells the backend that receives go to goroutines parked in
+// Read: on epoll the loop waits through a relay, so that those hand-offs
+// stay on one thread (io_uring keeps its ring bound: the provider is
+// Transient).
+func (lp *nloop) HandsOff() bool { return true }
+
 // fault fails every connection of a loop whose backend failed.
 func (lp *nloop) fault(l *loop.Loop, err error) {
 	lp.err = err

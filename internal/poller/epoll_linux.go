@@ -49,7 +49,8 @@ type epoll struct {
 var wakeValue = [8]byte{1}
 
 // openEpoll returns the epoll(7) backend: completions emulated by
-// non-blocking system calls.
+// non-blocking system calls. A HandOff provider's loop waits through a
+// relay (relay_linux.go), any other's parks on the runtime poller.
 func openEpoll(p Provider) (Backend, error) {
 	if handsOff(p) {
 		rd, err := newRelay()

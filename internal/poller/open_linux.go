@@ -19,8 +19,7 @@ func autoURing(p Provider) bool {
 	if autoURingAll {
 		return true
 	}
-	t, ok := p.(Transient)
-	return ok && t.Transient()
+	return transient(p)
 }
 
 // autoURingAll makes Auto try io_uring for every owner; tests only.

@@ -228,3 +228,16 @@ func TestRelayError(t *testing.T) {
 		t.Fatal("the waiter did not end after the error")
 	}
 }
+
+// TestEpollTransientHandOffRelays: netconn's provider (Transient and
+// HandOff) waits through the relay on epoll too.
+func TestEpollTransientHandOffRelays(t *testing.T) {
+	be, err := openEpoll(&transientHandOff{handOffProvider{buf: make([]byte, 64)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	if _, ok := be.(*emul).rd.(*relay); !ok {
+		t.Fatalf("notifier is %T, want *relay", be.(*emul).rd)
+	}
+}

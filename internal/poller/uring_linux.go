@@ -107,16 +107,14 @@ func openURing(p Provider) (Backend, error) {
 // newURing is openURing with a submission queue of entries (tests make
 // it small, to fill it).
 func newURing(p Provider, entries uint32) (*uringBackend, error) {
-	unbound := handsOff(p)
+	unbound := handsOff(p) && !transient(p)
 	r, err := uring.Setup(uring.Config{Entries: entries, CQEntries: ringCQ, Unbound: unbound})
 	if err != nil {
 		return nil, err
 	}
 	b := &uringBackend{r: r, prov: p, unbound: unbound}
 	b.wakefd.Init(-1)
-	if t, ok := p.(Transient); ok && t.Transient() {
-		b.direct = true
-	}
+	b.direct = transient(p)
 	if err := b.init(); err != nil {
 		b.teardown()
 		return nil, err

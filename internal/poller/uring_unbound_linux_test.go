@@ -92,3 +92,22 @@ func TestUnboundSurvivesThreadExit(t *testing.T) {
 		t.Errorf("the peer got %d bytes, not the %d sent in order", len(all), len(out))
 	}
 }
+
+// transientHandOff hands its completions off but lends buffers only for
+// the callback (netconn's loops).
+type transientHandOff struct{ handOffProvider }
+
+func (transientHandOff) Transient() bool { return true }
+
+// TestTransientHandOffStaysBound: a provider that hands off but is
+// Transient (netconn) keeps the single-issuer ring its loop reads in
+// place; a HandOff one that is not (aio) gets the unbound ring.
+func TestTransientHandOffStaysBound(t *testing.T) {
+	b, _, _ := urPair(t, &transientHandOff{handOffProvider{buf: make([]byte, 64)}}, 8)
+	if b.unbound {
+		t.Fatal("a Transient HandOff provider's ring is unbound")
+	}
+	if !b.direct {
+		t.Fatal("a Transient provider's ring does not lend its buffers")
+	}
+}
