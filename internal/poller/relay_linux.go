@@ -9,7 +9,7 @@ import (
 )
 
 // relay is the epoll notifier of an owner that hands its completions to
-// another goroutine (HandOff: aio). A goroutine of its own, the waiter,
+// other goroutines (HandOff: aio, netconn). A goroutine of its own, the waiter,
 // blocks in epoll_wait(2) and relays what it collects to the loop, which
 // parks on a channel, not in the kernel and not on the runtime poller.
 //
