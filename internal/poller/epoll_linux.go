@@ -50,9 +50,10 @@ var wakeValue = [8]byte{1}
 
 // openEpoll returns the epoll(7) backend: completions emulated by
 // non-blocking system calls. A HandOff provider's loop waits through a
-// relay (relay_linux.go), any other's parks on the runtime poller.
+// relay (relay_linux.go) where there is more than one processor, any
+// other's parks on the runtime poller.
 func openEpoll(p Provider) (Backend, error) {
-	if handsOff(p) {
+	if handsOff(p) && relays() {
 		rd, err := newRelay()
 		if err != nil {
 			return nil, err

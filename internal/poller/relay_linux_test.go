@@ -4,6 +4,7 @@ package poller
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -64,8 +65,23 @@ func waitReadable(t *testing.T, r *relay, msec int, tag Tag) {
 }
 
 // TestEpollHandOffRelays: a HandOff provider's epoll backend waits through
-// a relay (aio's loops), any other provider's parks on the runtime poller.
+// a relay (aio's loops), any other provider's parks on the runtime poller;
+// with one processor, a HandOff provider's parks too.
 func TestEpollHandOffRelays(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	t.Run("GOMAXPROCS=1", func(t *testing.T) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		be, err := openEpoll(&handOffProvider{buf: make([]byte, 64)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer be.Close()
+		if _, ok := be.(*emul).rd.(*epoll); !ok {
+			t.Fatalf("with one processor the notifier is %T, want *epoll", be.(*emul).rd)
+		}
+	})
 	be, err := openEpoll(&handOffProvider{buf: make([]byte, 64)})
 	if err != nil {
 		t.Fatal(err)
@@ -232,6 +248,9 @@ func TestRelayError(t *testing.T) {
 // TestEpollTransientHandOffRelays: netconn's provider (Transient and
 // HandOff) waits through the relay on epoll too.
 func TestEpollTransientHandOffRelays(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
 	be, err := openEpoll(&transientHandOff{handOffProvider{buf: make([]byte, 64)}})
 	if err != nil {
 		t.Fatal(err)
