@@ -64,6 +64,18 @@ func waitReadable(t *testing.T, r *relay, msec int, tag Tag) {
 	t.Fatalf("tag %v not reported readable within %v", tag, relayLimit)
 }
 
+// notifierOf opens an epoll backend for p, closed by t's cleanup, and
+// returns its readiness notifier.
+func notifierOf(t *testing.T, p Provider) readiness {
+	t.Helper()
+	be, err := openEpoll(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	return be.(*emul).rd
+}
+
 // TestEpollHandOffRelays: a HandOff provider's epoll backend waits through
 // a relay (aio's loops), any other provider's parks on the runtime poller;
 // with one processor, a HandOff provider's parks too.
@@ -73,37 +85,20 @@ func TestEpollHandOffRelays(t *testing.T) {
 	}
 	t.Run("GOMAXPROCS=1", func(t *testing.T) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-		be, err := openEpoll(&handOffProvider{buf: make([]byte, 64)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer be.Close()
-		if _, ok := be.(*emul).rd.(*epoll); !ok {
-			t.Fatalf("with one processor the notifier is %T, want *epoll", be.(*emul).rd)
+		if rd := notifierOf(t, &handOffProvider{buf: make([]byte, 64)}); !isEpoll(rd) {
+			t.Fatalf("with one processor the notifier is %T, want *epoll", rd)
 		}
 	})
-	be, err := openEpoll(&handOffProvider{buf: make([]byte, 64)})
-	if err != nil {
-		t.Fatal(err)
+	if rd := notifierOf(t, &handOffProvider{buf: make([]byte, 64)}); !isRelay(rd) {
+		t.Fatalf("a HandOff provider's epoll notifier is %T, want *relay", rd)
 	}
-	defer be.Close()
-	if _, ok := be.(*emul).rd.(*relay); !ok {
-		t.Fatalf("a HandOff provider's epoll notifier is %T, want *relay", be.(*emul).rd)
-	}
-	be2, err := openEpoll(spaceProviderInternal{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer be2.Close()
-	if _, ok := be2.(*emul).rd.(*epoll); !ok {
-		t.Fatalf("another provider's epoll notifier is %T, want *epoll", be2.(*emul).rd)
+	if rd := notifierOf(t, tinyProvider{}); !isEpoll(rd) {
+		t.Fatalf("another provider's epoll notifier is %T, want *epoll", rd)
 	}
 }
 
-type spaceProviderInternal struct{}
-
-func (spaceProviderInternal) Provide() ([]byte, int) { return make([]byte, 64), 0 }
-func (spaceProviderInternal) Commit(int, int)        {}
+func isEpoll(rd readiness) bool { _, ok := rd.(*epoll); return ok }
+func isRelay(rd readiness) bool { _, ok := rd.(*relay); return ok }
 
 // TestRelayDeliversReadiness: what the waiter collects reaches a parked
 // loop, and a busy one (a zero timeout, which never parks) at a later call.
@@ -251,12 +246,7 @@ func TestEpollTransientHandOffRelays(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	}
-	be, err := openEpoll(&transientHandOff{handOffProvider{buf: make([]byte, 64)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer be.Close()
-	if _, ok := be.(*emul).rd.(*relay); !ok {
-		t.Fatalf("notifier is %T, want *relay", be.(*emul).rd)
+	if rd := notifierOf(t, &transientHandOff{handOffProvider{buf: make([]byte, 64)}}); !isRelay(rd) {
+		t.Fatalf("notifier is %T, want *relay", rd)
 	}
 }
