@@ -10,3 +10,6 @@ func SetWakeHook(f func()) (restore func()) {
 
 // Sleeping reports whether l is in, or about to enter, its wait.
 func (l *Loop) Sleeping() bool { return l.sleeping.Load() }
+
+// YieldEvery is how often a busy loop passes through the scheduler.
+const YieldEvery = yieldEvery

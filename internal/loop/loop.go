@@ -54,6 +54,8 @@ type Loop struct {
 	now    time.Time
 	fresh  bool // now was read since the loop last woke (complete)
 
+	yieldAt time.Time // when the loop last passed through the scheduler (yield.go)
+
 	sleeping atomic.Bool // the loop is in, or about to enter, Wait
 	wakeSig  atomic.Bool // a wake-up was sent since the loop last woke
 	dispatch func(*poller.Completion)
@@ -216,23 +218,38 @@ func (l *Loop) run() {
 			continue
 		}
 		yielded = false
-		timeout := l.timeout(l.now)
-		l.sleeping.Store(true)
-		if l.tasks.pending() {
-			timeout = 0
-		}
-		l.fresh = false
-		err := l.be.Wait(timeout, l.dispatch)
-		l.sleeping.Store(false)
-		l.wakeSig.Store(false)
-		if !l.fresh {
-			l.now = l.clock.Now()
-		}
-		if err != nil {
-			l.fail(err)
+		if !l.poll() {
 			return
 		}
 	}
+}
+
+// poll waits for the backend's completions once, and dispatches them. It
+// reports false when the backend failed and the loop has ended.
+func (l *Loop) poll() bool {
+	due := l.yieldDue()
+	timeout := l.timeout(l.now)
+	l.sleeping.Store(true)
+	if due || l.tasks.pending() {
+		timeout = 0
+	}
+	l.fresh = false
+	err := l.be.Wait(timeout, l.dispatch)
+	l.sleeping.Store(false)
+	l.wakeSig.Store(false)
+	if !l.fresh {
+		l.now = l.clock.Now()
+	}
+	if err != nil {
+		l.fail(err)
+		return false
+	}
+	if due {
+		// After the wait, which submitted what this iteration queued:
+		// the yield holds nothing back from the kernel.
+		runtime.Gosched()
+	}
+	return true
 }
 
 // fail ends the loop after its backend failed with err: the owner's
