@@ -13,3 +13,11 @@ func (l *Loop) Sleeping() bool { return l.sleeping.Load() }
 
 // YieldEvery is how often a busy loop passes through the scheduler.
 const YieldEvery = yieldEvery
+
+// SetYieldHook makes f run on the loop goroutine at every yield to the
+// scheduler, until restore is called. Set it while no loop runs.
+func SetYieldHook(f func()) (restore func()) {
+	old := testHookYield
+	testHookYield = f
+	return func() { testHookYield = old }
+}

@@ -247,6 +247,9 @@ func (l *Loop) poll() bool {
 	if due {
 		// After the wait, which submitted what this iteration queued:
 		// the yield holds nothing back from the kernel.
+		if h := testHookYield; h != nil {
+			h()
+		}
 		runtime.Gosched()
 	}
 	return true

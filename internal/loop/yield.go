@@ -34,3 +34,6 @@ func (l *Loop) yieldDue() bool {
 	l.yieldAt = l.now
 	return true
 }
+
+// testHookYield, set by tests, runs on the loop goroutine at each yield.
+var testHookYield func()
