@@ -43,7 +43,7 @@ func TestYieldEvery(t *testing.T) {
 			blocked.Add(1)
 		}
 	})()
-	clock := &manualClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := loop.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	l := start(t, loop.Config{Clock: clock, Open: func(p poller.Provider) (poller.Backend, error) {
 		be, err := poller.Open(p)
 		lb.Backend = be
