@@ -37,12 +37,13 @@ func (b *lastWaitBackend) lastTimeout() time.Duration {
 func TestYieldEvery(t *testing.T) {
 	lb := &lastWaitBackend{}
 	var yields, blocked atomic.Int64
-	defer loop.SetYieldHook(func() {
+	// Registered before start's Stop, so restored after the loop has ended.
+	t.Cleanup(loop.SetYieldHook(func() {
 		yields.Add(1)
 		if lb.lastTimeout() != 0 {
 			blocked.Add(1)
 		}
-	})()
+	}))
 	clock := loop.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	l := start(t, loop.Config{Clock: clock, Open: func(p poller.Provider) (poller.Backend, error) {
 		be, err := poller.Open(p)
