@@ -202,10 +202,10 @@ type Transient interface {
 // to other goroutines (aio's WaitIO, netconn's parked Read and Write)
 // instead of finishing with them on the loop goroutine.
 //
-// On epoll the loop then waits through a relay: a goroutine of its own
-// blocks in epoll_wait, so that the hand-offs between the loop and those
-// goroutines stay on one thread instead of waking an idle one each time
-// (relay_linux.go). On io_uring, unless the provider is also Transient,
+// On epoll the loop then waits through a relay where there is more than
+// one processor: a goroutine of its own blocks in epoll_wait, so that the
+// hand-offs between the loop and those goroutines stay on one thread
+// instead of waking an idle one each time (relay_linux.go). On io_uring, unless the provider is also Transient,
 // the ring is one any thread may drive and the loop goroutine is left
 // unlocked: a goroutine locked to its thread can only run there, so each
 // hand-off to and from it would cost a switch between threads (futex
