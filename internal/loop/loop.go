@@ -229,9 +229,15 @@ func (l *Loop) run() {
 func (l *Loop) poll() bool {
 	due := l.yieldDue()
 	timeout := l.timeout(l.now)
-	l.sleeping.Store(true)
-	if due || l.tasks.pending() {
+	if due {
+		// A wait that does not block is not a sleep: posters need not
+		// wake it, and the next iteration runs what they post.
 		timeout = 0
+	} else {
+		l.sleeping.Store(true)
+		if l.tasks.pending() {
+			timeout = 0
+		}
 	}
 	l.fresh = false
 	err := l.be.Wait(timeout, l.dispatch)

@@ -30,6 +30,11 @@ func (b *gatedBackend) Wake() error {
 }
 
 func (b *gatedBackend) Wait(d time.Duration, fn func(*poller.Completion)) error {
+	if d == 0 {
+		// Not a sleep (the loop's yield, or tasks already queued): the
+		// gate holds the loop only where posters must wake it.
+		return b.Backend.Wait(d, fn)
+	}
 	select {
 	case b.entered <- struct{}{}:
 	case <-b.quit:
