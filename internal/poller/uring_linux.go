@@ -73,6 +73,10 @@ type uringBackend struct {
 	ioFree  []uint32            // urState.io values of the records no tag holds
 	rsa     unix.RawSockaddrAny // an accepted peer's address, read on the loop goroutine
 
+	// spareCap is the spares' total capacity, at most spareMax: twice
+	// the buffer ring's size.
+	spareCap, spareMax int
+
 	zcMin             int // stream sends of at least this many bytes are zero-copy; 0 none
 	zcSends, zcCopied int // zero-copy sends made, and those the kernel copied after all
 }
@@ -141,6 +145,7 @@ func (b *uringBackend) init() error {
 	}
 	b.br = br
 	b.bufOff = make([]int, shape.count)
+	b.spareMax = 2 * shape.count * b.bufSize(shape.size)
 	if b.wakeBuf, err = unix.Mmap(-1, 0, 8, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS); err != nil {
 		return os.NewSyscallError("mmap", err)
 	}

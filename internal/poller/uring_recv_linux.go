@@ -195,30 +195,48 @@ const (
 // emptySpill forgets st's spilled data, all served, and gives its array
 // to the backend's spares: a connection that spilled once must not keep
 // an array, or the memory held grows with the connections that ever
-// spilled instead of with those spilling now. An array past the bound is
-// dropped: one burst can spill a whole batch of the ring's buffers
-// (megabytes).
+// spilled instead of with those spilling now. The spares are bounded by
+// their total capacity, not by an array's: one batch can spill up to the
+// buffer ring's size, and a loop that pauses a reader under a stream
+// (engine's backpressure) spills that much at every pause, so dropping
+// the large arrays made each pause allocate afresh.
 func (b *uringBackend) emptySpill(st *urState) {
 	r := b.rec(st)
 	r.spillOff = 0
-	if cap(r.spill) <= spillMax && len(b.spares) < maxSpares {
+	if c := cap(r.spill); b.spareCap+c <= b.spareMax && len(b.spares) < maxSpares {
 		b.spares = append(b.spares, r.spill[:0])
+		b.spareCap += c
 	}
 	r.spill = nil
 	b.releaseIO(st)
 }
 
-// spillData appends data to st's spill, in a spare array if st has none.
+// spillData appends data to st's spill, in the largest spare array if st
+// has none.
 func (b *uringBackend) spillData(st *urState, data []byte) {
 	r := b.io(st)
-	if r.spill == nil {
-		if n := len(b.spares); n > 0 {
-			r.spill = b.spares[n-1]
-			b.spares[n-1] = nil
-			b.spares = b.spares[:n-1]
-		}
+	if r.spill == nil && len(b.spares) > 0 {
+		r.spill = b.takeSpare()
 	}
 	r.spill = append(r.spill, data...)
+}
+
+// takeSpare removes the spare array of the largest capacity and returns
+// it, empty.
+func (b *uringBackend) takeSpare() []byte {
+	k := 0
+	for i, a := range b.spares {
+		if cap(a) > cap(b.spares[k]) {
+			k = i
+		}
+	}
+	a := b.spares[k]
+	last := len(b.spares) - 1
+	b.spares[k] = b.spares[last]
+	b.spares[last] = nil
+	b.spares = b.spares[:last]
+	b.spareCap -= cap(a)
+	return a
 }
 
 // maxSpares bounds the spill arrays a backend keeps for reuse.
@@ -371,8 +389,17 @@ func (b *uringBackend) fromSpill(st *urState) (Completion, bool) {
 				return c, true
 			}
 		}
-		c.N = copy(buf, r.spill[r.spillOff:])
-		c.Buf = buf[:c.N]
+		if r.rbuf == nil && b.direct {
+			// Lent, as the ring's buffers are, in pieces no larger than
+			// the owner's own buffer: no copy. The array may go back to
+			// the spares below; nothing spills into it before the
+			// callback has returned (delivery does not reenter).
+			c.N = min(len(buf), len(r.spill)-r.spillOff)
+			c.Buf, c.BufID = r.spill[r.spillOff:r.spillOff+c.N], -1
+		} else {
+			c.N = copy(buf, r.spill[r.spillOff:])
+			c.Buf = buf[:c.N]
+		}
 		// Consumed from the front without moving the rest: a large spill
 		// served in small pieces would otherwise be copied over and over.
 		if r.spillOff += c.N; r.spillOff == len(r.spill) {
