@@ -133,11 +133,12 @@ func spillPattern(off, n int) []byte {
 // spillPeriod is prime, so the pattern never lines up with buffer sizes.
 const spillPeriod = 65521
 
+// spillTable holds the pattern from every offset in a period for 64 KiB.
 var spillTable = func() []byte {
-	t := make([]byte, 2*spillPeriod)
-	for i := range spillPeriod {
-		t[i] = byte(i*7 + i>>8)
+	t := make([]byte, spillPeriod+64<<10)
+	for i := range t {
+		j := i % spillPeriod
+		t[i] = byte(j*7 + j>>8)
 	}
-	copy(t[spillPeriod:], t[:spillPeriod])
 	return t
 }()
