@@ -205,11 +205,11 @@ type Transient interface {
 // On epoll the loop then waits through a relay where there is more than
 // one processor: a goroutine of its own blocks in epoll_wait, so that the
 // hand-offs between the loop and those goroutines stay on one thread
-// instead of waking an idle one each time (relay_linux.go). On io_uring, unless the provider is also Transient,
-// the ring is one any thread may drive and the loop goroutine is left
-// unlocked: a goroutine locked to its thread can only run there, so each
-// hand-off to and from it would cost a switch between threads (futex
-// calls), paid per result. An owner that reads the ring's buffers in
+// instead of waking an idle one each time (relay_linux.go). On io_uring,
+// unless the provider is also Transient, the ring is one any thread may
+// drive and the loop goroutine is left unlocked: a goroutine locked to its
+// thread can only run there, so each hand-off to and from it would cost a
+// switch between threads (futex calls), paid per result. An owner that reads the ring's buffers in
 // place (Transient: engine, netconn) keeps the single-issuer ring, whose
 // deferred task running makes fewer kernel entries; for netconn, whose
 // every receive is handed off, it still measured faster than unbound.
