@@ -30,7 +30,9 @@ func (w *response) commit(final bool) {
 	for _, v := range h["Trailer"] {
 		trailers = true
 		for _, f := range strings.Split(v, ",") {
-			if f = http.CanonicalHeaderKey(strings.TrimSpace(f)); f != "" {
+			// net/http's declareTrailer: fields a trailer may not carry
+			// (RFC 9110 section 6.5.1), and invalid names, are dropped.
+			if f = http.CanonicalHeaderKey(strings.TrimSpace(f)); httpguts.ValidTrailerHeader(f) {
 				w.trailers = append(w.trailers, f)
 			}
 		}
@@ -55,7 +57,7 @@ func (w *response) commit(final bool) {
 		if _, set := h["Connection"]; !set {
 			connHdr = "keep-alive"
 		}
-	} else if !req.ProtoAtLeast(1, 1) || hasToken(req.Header.Get("Connection"), "close") || isH2Upgrade(req) {
+	} else if !req.ProtoAtLeast(1, 1) || wantsClose(req) || isH2Upgrade(req) {
 		w.closeAfter = true
 	}
 	if h.Get("Connection") == "close" || !ka {
@@ -211,6 +213,13 @@ func bodyAllowed(status int) bool {
 		return false
 	}
 	return true
+}
+
+// wantsClose reports whether the client asked to close after this
+// request: close in any of its Connection fields. http.ReadRequest sets
+// r.Close from all of them, and removes the fields when it does.
+func wantsClose(r *http.Request) bool {
+	return r.Close || hasToken(r.Header.Get("Connection"), "close")
 }
 
 func isSwitch(status int, h http.Header) bool {

@@ -162,7 +162,9 @@ func (w *response) FlushError() error {
 		w.commit(false)
 	}
 	if w.noBody {
-		return w.err
+		// Only the head goes (HEAD, 204, 304): send writes the head
+		// alone, as w.buf holds no body once committed.
+		w.buf = w.buf[:0]
 	}
 	return w.send(nil)
 }

@@ -102,21 +102,32 @@ func (w *response) finish() {
 }
 
 // appendTrailers appends the declared trailers the handler set, and those
-// named with http.TrailerPrefix.
+// named with http.TrailerPrefix, as net/http's finalTrailers gathers
+// them: sorted by name, invalid names dropped and CR and LF in values
+// turned to spaces (appendHeader), so that no trailer can end the
+// message early and smuggle a response in.
 func (w *response) appendTrailers(b []byte) []byte {
-	for _, k := range w.trailers {
-		for _, v := range w.header[k] {
-			b = appendField(b, k, v)
-		}
-	}
+	var t http.Header
 	for k, vv := range w.header {
 		if name, ok := cutPrefix(k, http.TrailerPrefix); ok {
-			for _, v := range vv {
-				b = appendField(b, name, v)
+			if t == nil {
+				t = make(http.Header)
 			}
+			t[name] = vv
 		}
 	}
-	return b
+	for _, k := range w.trailers {
+		if vv := w.header[k]; len(vv) > 0 {
+			if t == nil {
+				t = make(http.Header)
+			}
+			t[k] = append(t[k], vv...)
+		}
+	}
+	if t == nil {
+		return b
+	}
+	return w.appendHeader(b, t, func(string) bool { return false })
 }
 
 func cutPrefix(s, prefix string) (string, bool) {
