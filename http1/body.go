@@ -17,9 +17,9 @@ type body struct {
 	req *http.Request
 
 	mu      sync.Mutex
-	buf     []byte // from bodyBufs, taken on the first bytes
+	buf     []byte // from bodyBufs (bodybuf.go): grown as bytes come, given back once read
 	r, w    int
-	max     int         // the buffer's size
+	max     int         // the most buf grows to
 	step    int         // the room a receive needs: reading pauses below it
 	end     error       // set once no more bytes will come: io.EOF, or why
 	trailer http.Header // the chunked body's trailer, set at its end
@@ -32,8 +32,6 @@ type body struct {
 	limit   int64 // Server.MaxBodyBytes; 0 for none
 	expect  bool  // 100-continue asked and not yet sent
 }
-
-var bodyBufs sync.Pool
 
 func (b *body) init(ex *exchange, r *http.Request, size, step int, limit int64) {
 	b.ex, b.req, b.max, b.step, b.limit = ex, r, size, min(step, size/2), limit
@@ -52,18 +50,6 @@ func (b *body) reset() {
 	default:
 	}
 	*b = body{wait: wait}
-}
-
-func putBodyBuf(p []byte) {
-	p = p[:cap(p)]
-	bodyBufs.Put(&p)
-}
-
-func getBodyBuf(n int) []byte {
-	if v, ok := bodyBufs.Get().(*[]byte); ok && cap(*v) >= n {
-		return (*v)[:n]
-	}
-	return make([]byte, n)
 }
 
 // Read reads the body, waiting for the loop while nothing is buffered.
@@ -110,7 +96,7 @@ func (b *body) Read(p []byte) (int, error) {
 	b.r += n
 	b.read += int64(n)
 	if b.r == b.w {
-		b.r, b.w = 0, 0
+		b.dropBuf()
 	}
 	wake := b.full && b.max-(b.w-b.r) >= b.step
 	if wake {
@@ -140,7 +126,7 @@ func (b *body) abandon() {
 		return
 	}
 	b.closed = true
-	b.r, b.w = 0, 0
+	b.dropBuf()
 	wake := b.full || b.waiting
 	b.full = false
 	b.signal()
@@ -171,12 +157,12 @@ func (b *body) push(p []byte) (int, bool) {
 	if b.closed {
 		return len(p), true
 	}
-	if b.buf == nil {
-		b.buf = getBodyBuf(b.max)
-	}
 	if len(b.buf)-b.w < len(p) && b.r > 0 {
 		b.w = copy(b.buf, b.buf[b.r:b.w])
 		b.r = 0
+	}
+	if len(b.buf)-b.w < len(p) && len(b.buf) < b.max {
+		b.grow(b.w + len(p))
 	}
 	n := copy(b.buf[b.w:], p)
 	b.w += n
@@ -188,6 +174,25 @@ func (b *body) push(p []byte) (int, bool) {
 		b.full = true // the loop stops reading: Read must wake it
 	}
 	return n, false
+}
+
+// grow gives b a buffer that holds need bytes, if max allows, or max
+// bytes: at least twice the one it has. b.mu is held and b.r is 0.
+func (b *body) grow(need int) {
+	nb := getBodyBuf(min(b.max, max(need, 2*len(b.buf), minBodyBuf)))
+	copy(nb, b.buf[:b.w])
+	if b.buf != nil {
+		putBodyBuf(b.buf)
+	}
+	b.buf = nb
+}
+
+// dropBuf gives the emptied buffer back. b.mu is held.
+func (b *body) dropBuf() {
+	if b.buf != nil {
+		putBodyBuf(b.buf)
+	}
+	b.buf, b.r, b.w = nil, 0, 0
 }
 
 // room reports whether the buffer takes a whole receive's bytes, so

@@ -12,11 +12,14 @@
 // connection is served by an engine loop: request heads are framed on the
 // loop as they arrive, with no goroutine per connection, and parsed there
 // once whole; only a request whose head is complete takes a goroutine,
-// from a bounded pool (MaxHandlers, with MaxQueue requests waiting beyond
-// it), for as long as its handler runs. An idle keep-alive connection
-// costs its socket and about a kilobyte. Request bodies stream: the loop
-// hands the handler's Body.Read what arrives, and stops reading the
-// socket while BodyBufferSize bytes (nearly) wait unread; a handler
+// kept for reuse, for as long as its handler runs. No request waits for
+// another's handler: by default there is no cap on handlers, as net/http
+// has none; MaxHandlers sets one, beyond which a request is answered 503
+// at once. An idle keep-alive connection costs its socket and about a
+// kilobyte. Request bodies stream: the loop hands the handler's
+// Body.Read what arrives, in a buffer that grows with it, and stops
+// reading the socket while BodyBufferSize bytes (nearly) wait unread; a
+// handler
 // writing to a client that does not read waits in Write. ModeMixed
 // serves connections with net/http's own goroutine per connection while
 // fewer than MixedThreshold are open, and with the loops beyond.

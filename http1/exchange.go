@@ -138,10 +138,12 @@ func (s *Server) readSize() int {
 	return 64 << 10
 }
 
-// run serves ex on a handler goroutine.
-func (ex *exchange) run() {
+// run serves ex on a handler goroutine, and reports whether the handler
+// took the connection with Hijack, which released its place in the pool
+// (ex is released either way).
+func (ex *exchange) run() (detached bool) {
 	c, s := ex.c, ex.c.s
-	defer ex.finish()
+	defer func() { detached = ex.finish() }()
 	defer func() {
 		if p := recover(); p != nil {
 			// Logged before the connection is cut, as net/http does: a
@@ -160,14 +162,16 @@ func (ex *exchange) run() {
 		h = optionsHandler{}
 	}
 	h.ServeHTTP(&ex.resp, ex.req)
+	return false // finish's
 }
 
 // finish ends the response, then hands the connection back to the loop:
 // directly when the loop has nothing to do for it, with a Wake when it
-// holds input or a body to discard.
-func (ex *exchange) finish() {
+// holds input or a body to discard. It reports whether the connection
+// was taken with Hijack.
+func (ex *exchange) finish() bool {
 	c := ex.c
-	hijacked := ex.resp.hijacked
+	hijacked, detached := ex.resp.hijacked, ex.resp.detached
 	if !hijacked {
 		ex.resp.finish()
 	}
@@ -175,7 +179,7 @@ func (ex *exchange) finish() {
 	c.busy.CompareAndSwap(ex.ctx, nil)
 	if hijacked {
 		ex.release()
-		return
+		return detached
 	}
 	closing := ex.resp.closeAfter || !c.s.keepAlives() || c.quit.Load() // quit: the client half-closed, say
 	if closing {
@@ -200,12 +204,13 @@ func (ex *exchange) finish() {
 		if closing || c.quit.Load() {
 			c.ec.Close() // nothing unread: a plain close
 		}
-		return
+		return false
 	}
 	// The loop has work: a body to discard, input held, or a close that
 	// must not reset the response away (linger).
 	c.state.Store(stDone)
 	c.ec.Wake()
+	return false
 }
 
 // optionsHandler answers "OPTIONS *" as net/http does.

@@ -24,6 +24,11 @@ func (w *response) hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	c.s.setState(c, http.StateHijacked)
+	// The handler goes on as the connection's reader or writer, for as
+	// long as the connection lasts: it no longer counts against
+	// MaxHandlers, as net/http counts nothing against a hijacked one.
+	w.detached = true
+	c.s.pool.release()
 	var r io.Reader = nc
 	if len(w.ex.hijackBuf) > 0 {
 		r = io.MultiReader(bytes.NewReader(bytes.Clone(w.ex.hijackBuf)), nc)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"strings"
@@ -157,27 +156,6 @@ func testMaxBodyBytes(t *testing.T) {
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
 		t.Fatalf("got %+v, %v; want 413 and close", resp, err)
-	}
-}
-
-func TestQueueFull(t *testing.T) { backendtest.Run(t, testQueueFull) }
-
-func testQueueFull(t *testing.T) {
-	block := make(chan struct{})
-	addr := start(t, &http1.Server{MaxHandlers: 1, MaxQueue: 1, ErrorLog: log.New(io.Discard, "", 0)}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		<-block
-	}))
-	for i := 0; i < 2; i++ { // one handled, one queued; rawConn keeps them open
-		c, _ := rawConn(t, addr)
-		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-		time.Sleep(50 * time.Millisecond)
-	}
-	c, br := rawConn(t, addr)
-	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	resp, err := http.ReadResponse(br, nil)
-	close(block)
-	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("third request: %v, %v; want 503", resp, err)
 	}
 }
 

@@ -1,86 +1,109 @@
 package http1
 
 import (
-	"sync/atomic"
+	"sync"
 	"time"
 )
 
-// pool runs handlers on a bounded set of goroutines: up to max, made as
-// requests find none idle. At most queue requests wait for one. A worker
-// takes its next request with a plain channel receive (no timer per
-// request); a janitor retires half of the idle workers every poolIdle by
-// handing them a nil request, so a burst's goroutines give back their
-// stacks.
+// pool runs handlers on goroutines that it keeps for reuse: a request
+// goes to an idle goroutine if there is one and to a new one otherwise,
+// so a request never waits for another's handler (each goroutine has its
+// own hand-off channel, taken off the idle list under the lock: two
+// requests submitted back to back cannot land on one goroutine). With
+// max set (Server.MaxHandlers) at most max handlers run; a request
+// beyond them is refused at once, never queued. A handler that hijacks
+// its connection gives its place back (release): it runs on as the
+// connection's reader, outside the count. A janitor ends the goroutines
+// idle for poolIdle, so a burst's goroutines give back their stacks.
 type pool struct {
-	jobs    chan *exchange
-	quit    chan struct{} // closed when the server stops
-	max     int32
-	workers atomic.Int32
-	idle    atomic.Int32
+	max int // 0 for no bound
+
+	mu      sync.Mutex
+	idle    []*worker // oldest first; the newest is reused first
+	busy    int       // handlers running and counted against max
+	stopped bool
+	quit    chan struct{} // closed by stop: ends the janitor
 }
 
-// poolIdle is how often the janitor retires idle workers.
+// worker is a pooled goroutine; its channel holds at most the one
+// request it is handed while idle (nil: leave).
+type worker struct {
+	jobs  chan *exchange
+	since time.Time // when it became idle
+}
+
+// poolIdle is how long a goroutine stays idle before the janitor ends
+// it, and how often the janitor looks.
 const poolIdle = 10 * time.Second
 
-func newPool(max, queue int) *pool {
-	p := &pool{jobs: make(chan *exchange, queue), quit: make(chan struct{}), max: int32(max)}
+func newPool(max int) *pool {
+	p := &pool{max: max, quit: make(chan struct{})}
 	go p.janitor()
 	return p
 }
 
-// submit hands ex to a handler goroutine, or queues it; false if the
-// queue is full.
+// submit hands ex to an idle goroutine or a new one, and reports false,
+// without waiting, when max handlers run (or the pool has stopped).
 func (p *pool) submit(ex *exchange) bool {
-	select {
-	case p.jobs <- ex:
-	default:
+	p.mu.Lock()
+	if p.stopped || p.max > 0 && p.busy >= p.max {
+		p.mu.Unlock()
 		return false
 	}
-	if p.idle.Load() == 0 {
-		p.spawn()
+	p.busy++
+	if n := len(p.idle); n > 0 {
+		w := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		w.jobs <- ex // never blocks: an idle worker's channel is empty
+		return true
 	}
+	p.mu.Unlock()
+	go p.work(&worker{jobs: make(chan *exchange, 1)}, ex)
 	return true
 }
 
-// spawn starts a goroutine unless max are running.
-func (p *pool) spawn() {
-	for {
-		n := p.workers.Load()
-		if n >= p.max {
+// work runs ex, then the requests it is handed while idle.
+func (p *pool) work(w *worker, ex *exchange) {
+	for ex != nil {
+		if ex.run() {
+			return // hijacked: released, so this goroutine is no longer the pool's
+		}
+		if !p.rest(w) {
 			return
 		}
-		if p.workers.CompareAndSwap(n, n+1) {
-			go p.work()
-			return
-		}
+		ex = <-w.jobs
 	}
 }
 
-func (p *pool) work() {
-	for {
-		p.idle.Add(1)
-		ex := <-p.jobs
-		p.idle.Add(-1)
-		if ex == nil {
-			p.workers.Add(-1)
-			if len(p.jobs) > 0 && p.idle.Load() == 0 {
-				p.spawn() // a request came as this goroutine left
-			}
-			return
-		}
-		ex.run()
+// rest ends a handler's turn: w becomes idle, or leaves if the pool has
+// stopped.
+func (p *pool) rest(w *worker) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.busy--
+	if p.stopped {
+		return false
 	}
+	w.since = time.Now()
+	p.idle = append(p.idle, w)
+	return true
 }
 
-// retire asks n idle workers to leave.
-func (p *pool) retire(n int32) {
-	for ; n > 0; n-- {
-		select {
-		case p.jobs <- nil:
-		default:
-			return
-		}
-	}
+// release takes a running handler out of the count (its connection was
+// hijacked): its goroutine ends when the handler returns.
+func (p *pool) release() {
+	p.mu.Lock()
+	p.busy--
+	p.mu.Unlock()
+}
+
+// running returns the handlers counted against max.
+func (p *pool) running() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.busy
 }
 
 func (p *pool) janitor() {
@@ -89,18 +112,46 @@ func (p *pool) janitor() {
 	for {
 		select {
 		case <-t.C:
-			p.retire(p.idle.Load() / 2)
+			p.retire(time.Now().Add(-poolIdle))
 		case <-p.quit:
-			// Every worker leaves once the requests queued before it
-			// are served: the server has stopped, so no more come.
-			for n := p.workers.Load(); n > 0; n-- {
-				p.jobs <- nil
-			}
 			return
 		}
 	}
 }
 
-// stop makes the workers leave, the busy ones once their handler
-// returns.
-func (p *pool) stop() { close(p.quit) }
+// retire ends the goroutines idle since before cutoff.
+func (p *pool) retire(cutoff time.Time) {
+	p.mu.Lock()
+	n := 0
+	for n < len(p.idle) && p.idle[n].since.Before(cutoff) {
+		n++
+	}
+	if n == 0 {
+		p.mu.Unlock()
+		return
+	}
+	old := p.idle[:n:n]
+	p.idle = append([]*worker(nil), p.idle[n:]...)
+	p.mu.Unlock()
+	for _, w := range old {
+		w.jobs <- nil
+	}
+}
+
+// stop ends the idle goroutines now and the busy ones once their handler
+// returns; submit refuses from now on.
+func (p *pool) stop() {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	p.stopped = true
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	close(p.quit)
+	for _, w := range idle {
+		w.jobs <- nil
+	}
+}

@@ -31,7 +31,8 @@ type response struct {
 	declared    int64 // the handler's Content-Length, or -1
 	written     int64 // body bytes the handler wrote
 	closeAfter  bool
-	hijacked    bool
+	hijacked    bool // Hijack or Upgrade took the connection
+	detached    bool // Hijack did: the handler left the pool's count
 	fullDuplex  bool
 	sentCont    bool // 100 Continue was written
 	trailers    []string

@@ -97,23 +97,9 @@ func (s *Server) start() error {
 		return err
 	}
 	s.eng = e
-	s.pool = newPool(s.maxHandlers(), s.maxQueue())
+	s.pool = newPool(s.MaxHandlers)
 	s.done = make(chan struct{})
 	return nil
-}
-
-func (s *Server) maxHandlers() int {
-	if s.MaxHandlers > 0 {
-		return s.MaxHandlers
-	}
-	return 10000
-}
-
-func (s *Server) maxQueue() int {
-	if s.MaxQueue > 0 {
-		return s.MaxQueue
-	}
-	return 10000
 }
 
 // trackListener adds or removes l from the listeners Shutdown closes,

@@ -65,18 +65,23 @@ type Server struct {
 	// ModeMixed serves a new one with a goroutine; DefaultMixedThreshold
 	// when 0.
 	MixedThreshold int
-	// MaxHandlers bounds the goroutines running handlers for loop-served
-	// connections; 10,000 when 0.
+	// MaxHandlers caps the handlers running at once for loop-served
+	// connections. 0, the default, sets no cap, as net/http sets none:
+	// every request whose head is whole gets a goroutine at once (one
+	// kept from an earlier request, or a new one), so no request waits
+	// for another's handler, however long that one waits on its client.
+	// With a cap, a request that finds MaxHandlers running is answered
+	// 503 Service Unavailable at once and its connection closed; it is
+	// never queued. A handler that hijacks its connection stops counting
+	// at the Hijack.
 	MaxHandlers int
-	// MaxQueue bounds the requests waiting for a handler goroutine while
-	// MaxHandlers are busy; beyond it a request is answered 503 and its
-	// connection closed. 10,000 when 0.
-	MaxQueue int
 	// BodyBufferSize bounds the request body bytes received and not yet
 	// read by the handler: once less than a receive's worth of room is
 	// left (Engine.ReadBufferSize, or half of this), the loop stops
 	// reading the connection until Body.Read makes that room. 128 KiB
-	// when 0.
+	// when 0. The buffer grows with what arrives, from 512 bytes, and
+	// is given back whenever the handler has read it empty: a body that
+	// trickles in holds about what it sent.
 	BodyBufferSize int
 	// MaxBodyBytes caps every request body (as http.MaxBytesReader
 	// would): a Read past it fails with *http.MaxBytesError and the
@@ -206,6 +211,6 @@ func (s *Server) SetKeepAlivesEnabled(v bool) {
 
 func (s *Server) keepAlives() bool { return !s.disableKA.Load() && !s.shutting.Load() }
 
-// errNoHandlers is the reason a request is refused when the handler pool
-// and its queue are full.
-var errNoHandlers = errors.New("http1: every handler busy and the queue full")
+// errNoHandlers is the reason a request is refused when MaxHandlers
+// handlers run.
+var errNoHandlers = errors.New("http1: MaxHandlers handlers running")
