@@ -1,6 +1,7 @@
 package http1
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"os"
@@ -271,18 +272,20 @@ func (b *body) unread(total int64) int64 {
 	return total - b.read
 }
 
-// abandonTo closes the body for a hijack, appending to *dst the bytes
-// received and not read, which the hijacked connection returns first.
-func (b *body) abandonTo(dst *[]byte) {
+// handOff closes the body for a hijack and returns the bytes received
+// and not read, which the hijacked connection returns first.
+func (b *body) handOff() []byte {
+	if b.ex == nil {
+		return nil // no body
+	}
 	b.mu.Lock()
+	var rest []byte
 	if !b.closed && b.r < b.w {
-		*dst = append(*dst, b.buf[b.r:b.w]...)
-		b.r = b.w
+		rest = bytes.Clone(b.buf[b.r:b.w])
 	}
 	b.mu.Unlock()
-	if b.ex != nil {
-		b.abandon()
-	}
+	b.abandon()
+	return rest
 }
 
 // failed reports whether the body ended so that its connection cannot

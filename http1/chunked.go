@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/textproto"
+	"strconv"
 )
 
 // chunkedDecoder frames a chunked body (RFC 9112 section 7.1) on the loop,
@@ -199,4 +200,38 @@ func (d *chunkedDecoder) atEOF() error {
 		return errTrailerEOF
 	}
 	return errChunkTrailer
+}
+
+// resume returns the rest of a chunked body for a hijack, as chunked
+// framing: unread, the data the loop decoded and the handler did not
+// read, framed as one chunk (the current chunk's part still to come
+// included in its size), with the framing the decoder consumed that the
+// client's next bytes do not repeat (the CRLF before the next size line,
+// the last chunk, the trailer). The client's bytes from where the
+// decoder stopped follow it on the hijacked connection, so the two make a
+// valid chunked stream of the same data. With nothing unread it returns
+// nil: the stream resumes where decoding stopped, as net/http's does
+// where its reader stopped.
+func (d *chunkedDecoder) resume(unread []byte) []byte {
+	if len(unread) == 0 {
+		return nil
+	}
+	b := strconv.AppendUint(nil, uint64(len(unread))+d.n, 16)
+	b = append(b, "\r\n"...)
+	b = append(b, unread...)
+	if d.n > 0 || d.crlf {
+		return b // the client's bytes go on with the chunk's data, or its CRLF
+	}
+	b = append(b, "\r\n"...)
+	if !d.last {
+		return b // the next size line comes
+	}
+	b = append(b, "0\r\n"...)
+	if !d.done {
+		return b // the trailer comes
+	}
+	var t bytes.Buffer
+	d.trailer.Write(&t)
+	b = append(b, t.Bytes()...)
+	return append(b, "\r\n"...)
 }

@@ -43,6 +43,7 @@ type conn struct {
 	afterPOST bool      // the last request was a POST: skip stray CRLFs
 	held      bool      // reading paused (PauseRead)
 	eof       bool      // the peer closed its side
+	handing   bool      // Hijack takes the connection: consume nothing (handOff)
 	closed    bool      //
 	served    bool      // a request was served
 	scanned   int32     // head bytes already searched for the head's end (< maxHead)
@@ -114,6 +115,9 @@ func (h *loopHandler) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action 
 // the body of the request in progress, finishes a request whose handler
 // returned, and parses heads.
 func (c *conn) serveInput(in *engine.Inbound) engine.Action {
+	if c.handing {
+		return engine.None // what comes is the hijacked connection's
+	}
 	for {
 		switch c.state.Load() {
 		case stBusy:
@@ -167,8 +171,8 @@ func (c *conn) flow(in *engine.Inbound) {
 		c.ec.SetReadDeadline(ex.readBy)
 	}
 	st := c.state.Load()
-	want := st == stIdle || st == stDone ||
-		st == stBusy && (c.cur == nil || c.cur.body.room())
+	want := !c.handing && (st == stIdle || st == stDone ||
+		st == stBusy && (c.cur == nil || c.cur.body.room()))
 	switch {
 	case want && c.held:
 		c.held = false

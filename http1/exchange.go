@@ -33,7 +33,7 @@ type exchange struct {
 	dec       chunkedDecoder
 	discarded int64 // bytes dropped after the handler returned
 
-	hijackBuf []byte // the unread body a hijack hands over
+	hijackBuf []byte // the unread body a hijack hands over; set on the loop, read after the detach
 
 	readBy time.Time // ReadTimeout's end for the body, if any
 }
@@ -50,7 +50,7 @@ func (ex *exchange) release() {
 	ex.c, ex.req, ex.ctx = nil, nil, nil
 	ex.bodyDone.Store(false)
 	ex.chunked, ex.remaining, ex.discarded = false, 0, 0
-	ex.hijackBuf = ex.hijackBuf[:0]
+	ex.hijackBuf = nil
 	ex.readBy = time.Time{}
 	ex.dec = chunkedDecoder{}
 	exchanges.Put(ex)

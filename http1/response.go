@@ -207,10 +207,13 @@ func (w *response) abort() {
 var errAborted = fmt.Errorf("http1: handler panicked")
 
 // Hijack takes the connection over from the server: it leaves its loop
-// as a netconn.Conn (a goroutine's blocking net.Conn) whose first reads
-// return what the client sent beyond the request (and the unread part of
-// the request's body, through the returned bufio.Reader). Buffered output
-// is written first. A TLS connection cannot be hijacked (its record
+// as a netconn.Conn (a goroutine's blocking net.Conn). Everything the
+// client sent after the request's head and the handler did not read
+// comes out of the returned bufio.Reader, in order: the body's unread
+// part, then what followed it. (A chunked body the loop had decoded
+// ahead of the handler comes re-framed as a chunk of the same data.)
+// Buffered output is written first. The handler stops counting against
+// Server.MaxHandlers. A TLS connection cannot be hijacked (its record
 // layer's state stays on the loop); Hijack then fails with
 // http.ErrNotSupported.
 func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
