@@ -21,6 +21,7 @@ type Conn struct {
 	// code runs, so the loop may take it.
 	wmu       sync.Mutex
 	closeSent bool // a close frame was queued: nothing may follow; under wmu
+	closed    bool // the connection closed, or is being cut: writes fail with net.ErrClosed; under wmu
 	role      role
 
 	// Loop-owned: the reader's state, and the close handshake's.
@@ -41,11 +42,16 @@ type Conn struct {
 // client's handshake), or else by whoever needs it first, under wmu
 // (rareLocked), and never replaced; each field says who owns it.
 type connRare struct {
-	sub      string        // the subprotocol agreed on; set before Subprotocol may be called
-	hs       *handshake    // a client's, until its handshake ends; loop-owned
-	stream   chan struct{} // not nil while a stream is open; closed at its end; under wmu
-	closeErr error         // what OnClose is given, if set before it; under wmu
-	closeBy  int64         // after the close frame was sent, when to stop waiting (Unix ns); loop-owned
+	sub      string     // the subprotocol agreed on; set before Subprotocol may be called
+	hs       *handshake // a client's, until its handshake ends; loop-owned
+	closeErr error      // what OnClose is given, if set before it; under wmu
+	closeBy  int64      // after the close frame was sent, when to stop waiting (Unix ns); loop-owned
+
+	// The stream being sent, and the messages begun while it is open,
+	// which follow it (see held.go). held is empty while live is nil.
+	live  *stream   // its fragments go out as they are written; under wmu
+	held  []heldMsg // in the order they were begun; under wmu
+	heldN int       // the bytes of held's frames, its streams' included; under wmu
 }
 
 // rareLocked returns c's rare part, made if it has none. c.wmu is held.
@@ -128,8 +134,13 @@ func (c *Conn) SetContext(v any) {
 }
 
 // Buffered returns the number of bytes queued for the peer and not yet
-// sent.
-func (c *Conn) Buffered() int { return c.ec().OutboundBuffered() }
+// sent, those of messages held behind a stream (see NextWriter) included:
+// what Options.MaxQueued caps.
+func (c *Conn) Buffered() int {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.queuedLocked()
+}
 
 // PauseRead stops reading the connection's messages until ResumeRead: a
 // handler that hands messages to a slower worker holds the peer back
@@ -143,10 +154,12 @@ func (c *Conn) ResumeRead() error { return c.ec().ResumeRead() }
 func (c *Conn) Engine() *engine.Engine { return c.ec().Engine() }
 
 // CloseNow closes the connection at once, without a close handshake:
-// queued output is dropped. OnClose gets net.ErrClosed.
+// queued output is dropped, a stream left open ends, and every write from
+// then on fails with net.ErrClosed. OnClose gets net.ErrClosed.
 func (c *Conn) CloseNow() error {
-	c.setCloseErr(net.ErrClosed)
-	return c.ec().Abort()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.cutLocked(net.ErrClosed)
 }
 
 // setCloseErr records err as OnClose's, unless a reason came first.

@@ -28,22 +28,36 @@
 // connection; one that blocks stalls its loop's other connections, so
 // hand long work to a goroutine. The data OnMessage is given is valid
 // only during the call. Conn's methods are safe from any goroutine,
-// callbacks included. Messages written concurrently go out whole, one
-// after another; a stream (NextWriter) holds other messages back until it
-// is closed, but not control frames. No method runs a callback itself: the
-// OnClose of a connection that a write or Close ends runs later, on its
-// loop, so they may be called with the caller's own locks held.
+// callbacks included, and none waits: not for the peer (see below), nor
+// for another goroutine's stream. Messages go out whole, one after
+// another, in the order their writes were made (concurrent ones in
+// either order). A stream (NextWriter) is one message too: its fragments
+// go out as they are written, and a message begun while it is open, by
+// any goroutine (a whole one, copied, a PreparedMessage, referenced, or
+// another stream), is held and goes out after its last fragment, in
+// order; control frames go out at once, between fragments. So a message
+// written once a stream's Close returned follows the stream, and no two
+// messages interleave. No method runs a callback itself: the OnClose of
+// a connection that a write or Close ends runs later, on its loop, so
+// they may be called with the caller's own locks held.
 //
 // # Writes and slow peers
 //
 // WriteMessage, a stream's Write, WritePrepared and Broadcast write what
 // the socket takes at once and queue the rest, which the loop sends as
 // the peer reads; they never block on the peer. Options.MaxQueued caps
-// each connection's queue: a write that finds it full fails with
+// each connection's queue, the messages held behind a stream included
+// (Buffered counts both): a write that finds it full fails with
 // ErrQueueFull, and the connection is closed (or, with
-// Options.DropWhenFull, only the message is dropped). Broadcast and
-// PreparedMessage encode, and compress, a message once for many
-// connections.
+// Options.DropWhenFull, only the message is dropped, unless it is a
+// stream some of which went out: then the connection is closed too, as
+// nothing could follow a message cut short). Once a close frame was sent
+// (by Close, or in answer to the peer's) every write fails at once with
+// ErrCloseSent, and once the connection has ended otherwise (the peer
+// gone, CloseNow, a full queue) with an error matching net.ErrClosed; a
+// stream left open ends with the connection, and the messages held
+// behind it are dropped. Broadcast and PreparedMessage encode, and
+// compress, a message once for many connections.
 //
 // # Protocol
 //

@@ -18,16 +18,22 @@ type Options struct {
 	// ErrReadLimit). Default DefaultReadLimit.
 	ReadLimit int
 
-	// MaxQueued caps the bytes queued for a connection and not yet sent:
+	// MaxQueued caps the bytes queued for a connection and not yet sent,
+	// the messages held behind an open stream included (see NextWriter):
 	// a write (WriteMessage, a stream's Write, WritePrepared, Broadcast)
-	// that finds this many already queued fails with ErrQueueFull. What
-	// then happens is DropWhenFull's choice. Writes never wait for a slow
-	// peer: below the cap they queue, and the connection's loop sends
-	// them as the peer reads. Default DefaultMaxQueued.
+	// that finds this many already queued ahead of it fails with
+	// ErrQueueFull. What then happens is DropWhenFull's choice. Writes
+	// never wait for a slow peer: below the cap they queue, and the
+	// connection's loop sends them as the peer reads. (An open stream's
+	// fragments are not charged for the messages held behind it, which
+	// cannot go before them: while a stream is open, up to twice
+	// MaxQueued may be queued.) Default DefaultMaxQueued.
 	MaxQueued int
 	// DropWhenFull keeps a connection whose queue is full open, dropping
 	// only the message that did not fit (a live feed's choice: the peer
-	// misses updates but stays). By default the connection is closed
+	// misses updates but stays); a stream some of whose fragments went
+	// out cannot be dropped, and closes the connection as without
+	// DropWhenFull. By default the connection is closed
 	// instead, at once, without a close frame (it could not be sent), and
 	// OnClose gets ErrQueueFull: a peer that does not read cannot hold
 	// memory.

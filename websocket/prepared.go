@@ -56,7 +56,8 @@ func (pm *PreparedMessage) frame(kind int) []byte {
 
 // WritePrepared writes pm to the connection, as WriteMessage would write
 // its data (compressed at flate.BestSpeed, whatever the connection's
-// level).
+// level), and like it never waits: while a stream is open, the message is
+// held behind it by reference to pm's frame, not copied.
 func (c *Conn) WritePrepared(pm *PreparedMessage) error {
 	if c.role == client {
 		return c.WriteMessage(pm.typ, pm.data)
@@ -71,11 +72,15 @@ func (c *Conn) WritePrepared(pm *PreparedMessage) error {
 	f := pm.frame(kind)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if err := c.waitStreamLocked(); err != nil {
+	if err := c.writableLocked(); err != nil {
 		return err
 	}
-	if c.ec().OutboundBuffered() >= c.cfg.MaxQueued {
+	if c.queuedLocked() >= c.cfg.MaxQueued {
 		return c.queueFullLocked()
+	}
+	if c.streamingLocked() {
+		c.holdLocked(heldFrame{b: f})
+		return nil
 	}
 	_, err := c.ec().Write(f)
 	return err
@@ -83,9 +88,11 @@ func (c *Conn) WritePrepared(pm *PreparedMessage) error {
 
 // Broadcast writes data as one message of type typ to every connection of
 // conns, encoding (and compressing) it once, and returns how many took
-// it. A connection that did not (closed, or its queue full) is dealt with
-// as its own write would be (see Options.DropWhenFull); the others are
-// not held back by it.
+// it. Like WritePrepared, which it calls for each, it never waits: a
+// connection with a stream open holds the message behind it, and one
+// that did not take it (closed, or its queue full) is dealt with as its
+// own write would be (see Options.DropWhenFull); the others are not held
+// back by it. Safe from any goroutine, callbacks included.
 func Broadcast(conns []*Conn, typ MessageType, data []byte) int {
 	pm, err := NewPreparedMessage(typ, data)
 	if err != nil {

@@ -64,6 +64,7 @@ func (p *protocol) OnClose(ec *engine.Conn, err error) {
 	}
 	c.ended = true
 	c.wmu.Lock()
+	c.endLocked() // an open stream ends, and writes fail from now on
 	r := c.rareLocked()
 	if r.closeErr == nil {
 		r.closeErr = err

@@ -109,8 +109,9 @@ var (
 	// ErrQueueFull is returned by a write that found Options.MaxQueued
 	// bytes already queued for the connection (see Options.DropWhenFull).
 	ErrQueueFull = errors.New("websocket: output queue full")
-	// ErrCloseSent is returned by a write after Close: no message may
-	// follow a close frame.
+	// ErrCloseSent is returned by a write made once a close frame was
+	// sent (by Close, or in answer to the peer's): no message may follow
+	// a close frame.
 	ErrCloseSent = errors.New("websocket: close frame sent")
 	// ErrCloseTimeout is OnClose's error when the peer did not answer a
 	// close frame within Options.CloseTimeout.

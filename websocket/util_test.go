@@ -88,6 +88,12 @@ func testEngine(t testing.TB) *engine.Engine {
 // its ws:// or wss:// URL. The server is closed at the test's end.
 func serveWS(t testing.TB, u *websocket.Upgrader, secure bool) string {
 	t.Helper()
+	return serveWSLoops(t, u, secure, 2)
+}
+
+// serveWSLoops is serveWS on a server with the given number of loops.
+func serveWSLoops(t testing.TB, u *websocket.Upgrader, secure bool, loops int) string {
+	t.Helper()
 	var mu sync.Mutex
 	var conns []*websocket.Conn
 	mux := http.NewServeMux()
@@ -99,7 +105,7 @@ func serveWS(t testing.TB, u *websocket.Upgrader, secure bool) string {
 			mu.Unlock()
 		}
 	})
-	s := &http1.Server{Handler: mux, Engine: engine.Options{Loops: 2}}
+	s := &http1.Server{Handler: mux, Engine: engine.Options{Loops: loops}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -98,7 +97,7 @@ func TestCloseTimeout(t *testing.T) {
 }
 
 // TestStream writes a message in fragments while another goroutine's
-// WriteMessage waits for it, and pings go out between the fragments.
+// WriteMessage is held behind it, and pings go out between the fragments.
 func TestStream(t *testing.T) {
 	srv := newOpened()
 	rc, _ := rawDial(t, serveWS(t, &websocket.Upgrader{Options: websocket.Options{Handler: srv}}, false))
@@ -107,14 +106,15 @@ func TestStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() { c.WriteMessage(websocket.TextMessage, []byte("after")) })
 	io.WriteString(w, "one ")
+	if err := within(t, "WriteMessage behind a stream", func() error {
+		return c.WriteMessage(websocket.TextMessage, []byte("after"))
+	}); err != nil { // held, not waiting: and it must not jump in
+		t.Fatal(err)
+	}
 	c.WriteControl(websocket.PingMessage, []byte("between"))
 	io.WriteString(w, "two")
-	time.Sleep(10 * time.Millisecond) // give the other writer a chance to jump in: it must not
 	w.Close()
-	wg.Wait()
 	var got []string
 	for range 5 {
 		f, err := rc.read()
