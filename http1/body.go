@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"time"
 )
 
 // body is a request's Body: a bounded buffer that the loop fills with the
@@ -32,6 +33,9 @@ type body struct {
 	pushed  int64 // bytes the loop pushed
 	limit   int64 // Server.MaxBodyBytes; 0 for none
 	expect  bool  // 100-continue asked and not yet sent
+	// deadline bounds Read's waits (response.SetReadDeadline); zero for
+	// none.
+	deadline time.Time
 }
 
 func (b *body) init(ex *exchange, r *http.Request, size, step int, limit int64) {
@@ -67,10 +71,10 @@ func (b *body) Read(p []byte) (int, error) {
 		b.mu.Lock()
 	}
 	for b.r == b.w && b.end == nil {
-		b.waiting = true
-		b.mu.Unlock()
-		<-b.wait
-		b.mu.Lock()
+		if !b.await() {
+			b.mu.Unlock()
+			return 0, errReadTimeout
+		}
 		if b.closed {
 			b.mu.Unlock()
 			return 0, http.ErrBodyReadAfterClose
@@ -108,6 +112,42 @@ func (b *body) Read(p []byte) (int, error) {
 		b.ex.c.ec.Wake()
 	}
 	return n, nil
+}
+
+// await waits for the loop (push, finish, abandon) or a new deadline
+// with b.mu held, unlocking it meanwhile, and reports false if the
+// deadline had passed.
+func (b *body) await() bool {
+	var expired <-chan time.Time
+	if !b.deadline.IsZero() {
+		d := time.Until(b.deadline)
+		if d <= 0 {
+			return false
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		expired = t.C
+	}
+	b.waiting = true
+	b.mu.Unlock()
+	select {
+	case <-b.wait:
+	case <-expired: // checked again by the caller's next await
+	}
+	b.mu.Lock()
+	return true
+}
+
+// setDeadline sets the deadline of Read's waits, waking one that waits
+// so that it waits for the new one.
+func (b *body) setDeadline(t time.Time) {
+	if b.ex == nil {
+		return // no body (http.NoBody)
+	}
+	b.mu.Lock()
+	b.deadline = t
+	b.signal()
+	b.mu.Unlock()
 }
 
 // Close stops the handler's reading: the loop discards the rest of the

@@ -33,6 +33,9 @@ type conn struct {
 
 	state atomic.Int32
 	quit  atomic.Bool // close after the response in progress; parse nothing more
+	// userWDL is set when a handler set the write deadline: the next
+	// request clears it (net/http resets it around every request).
+	userWDL atomic.Bool
 	// busy is the context of the request whose handler runs, canceled
 	// when the connection ends under it.
 	busy atomic.Pointer[reqCtx]

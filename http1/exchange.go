@@ -91,6 +91,8 @@ func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool
 	ex.resp.init(ex)
 	if d := s.WriteTimeout; d > 0 {
 		c.ec.SetWriteDeadline(time.Now().Add(d))
+	} else if c.userWDL.Swap(false) {
+		c.ec.SetWriteDeadline(time.Time{}) // the last handler's
 	}
 	if d := s.ReadTimeout; d > 0 && c.cur != nil {
 		ex.readBy = time.Unix(0, c.headAt).Add(d)

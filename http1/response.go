@@ -170,13 +170,26 @@ func (w *response) FlushError() error {
 	return w.send(nil)
 }
 
-// SetReadDeadline sets the connection's read deadline (for
-// http.ResponseController): a Body.Read waiting past it fails.
-func (w *response) SetReadDeadline(t time.Time) error { return w.c.ec.SetReadDeadline(t) }
+// SetReadDeadline sets the request's read deadline (for
+// http.ResponseController): a Body.Read that would wait past t fails
+// with an error matching os.ErrDeadlineExceeded, however the body
+// trickles in, as a net.Conn's Read does; bytes already received are
+// still returned. Moving t, or a zero t, lets Reads go on. It holds for
+// this request only: the connection's next request starts without it,
+// as in net/http.
+func (w *response) SetReadDeadline(t time.Time) error {
+	w.ex.body.setDeadline(t)
+	return nil
+}
 
 // SetWriteDeadline sets the connection's write deadline (for
-// http.ResponseController).
-func (w *response) SetWriteDeadline(t time.Time) error { return w.c.ec.SetWriteDeadline(t) }
+// http.ResponseController): a Write after t fails, and a response still
+// queued at t cuts the connection. The connection's next request starts
+// with the Server's WriteTimeout, or none, as in net/http.
+func (w *response) SetWriteDeadline(t time.Time) error {
+	w.c.userWDL.Store(true)
+	return w.c.ec.SetWriteDeadline(t)
+}
 
 // EnableFullDuplex lets the handler read the body after it began the
 // response (for http.ResponseController). Here that always works; the

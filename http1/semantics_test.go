@@ -2,8 +2,11 @@ package http1_test
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +126,66 @@ func testFlushWithoutBody(t *testing.T) {
 			t.Fatalf("%s %s: %v, %v; want the head of a %d before the handler returns", tc.method, tc.path, resp, err, tc.status)
 		}
 		c.Close()
+	}
+}
+
+// Deadlines a handler sets with http.ResponseController are its
+// request's: the next request on the connection starts without them, as
+// net/http resets both around every request.
+func TestHandlerDeadlinesPerRequest(t *testing.T) { backendtest.Run(t, testHandlerDeadlinesPerRequest) }
+
+func testHandlerDeadlinesPerRequest(t *testing.T) {
+	addr := start(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/first" {
+			rc := http.NewResponseController(w)
+			rc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+			rc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		}
+		io.WriteString(w, r.URL.Path)
+	}))
+	c, br := rawConn(t, addr)
+	io.WriteString(c, "GET /first HTTP/1.1\r\nHost: x\r\n\r\n")
+	readResponse(t, br, "first", 200, "/first", false)
+	time.Sleep(300 * time.Millisecond) // both deadlines pass while the connection is idle
+	io.WriteString(c, "GET /second HTTP/1.1\r\nHost: x\r\n\r\n")
+	readResponse(t, br, "second", 200, "/second", false)
+}
+
+// A read deadline set by the handler bounds Body.Read however the body
+// trickles in: a byte before the deadline does not cancel it, as it does
+// not for net/http's (whose connection Read fails at the deadline).
+func TestHandlerReadDeadlineTrickle(t *testing.T) { backendtest.Run(t, testHandlerReadDeadlineTrickle) }
+
+func testHandlerReadDeadlineTrickle(t *testing.T) {
+	const deadline = 300 * time.Millisecond
+	result := make(chan error, 1)
+	addr := start(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t0 := time.Now()
+		http.NewResponseController(w).SetReadDeadline(t0.Add(deadline))
+		_, err := io.ReadAll(r.Body)
+		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+			result <- fmt.Errorf("Body.Read = %v, want a deadline error", err)
+		} else if d := time.Since(t0); d > deadline+2*time.Second {
+			result <- fmt.Errorf("Body.Read failed after %v, want about %v", d, deadline)
+		} else {
+			result <- nil
+		}
+		w.WriteHeader(http.StatusRequestTimeout)
+	}))
+	c, _ := rawConn(t, addr)
+	io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
+	stop := time.After(5 * time.Second)
+	for {
+		select {
+		case err := <-result:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		case <-stop:
+			t.Fatal("the handler's Body.Read did not fail within 5s of a trickled body")
+		case <-time.After(20 * time.Millisecond):
+			c.Write([]byte("x"))
+		}
 	}
 }
