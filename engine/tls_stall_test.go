@@ -77,8 +77,13 @@ func stallAnswered(conns []net.Conn, deadline time.Time) int {
 // stallGoodHandshake handshakes with a as a crypto/tls client, bounded
 // by stallBound, and returns how long it took.
 func stallGoodHandshake(a string) (time.Duration, error) {
+	return stallGoodHandshakeWithin(a, stallBound)
+}
+
+// stallGoodHandshakeWithin is stallGoodHandshake bounded by d.
+func stallGoodHandshakeWithin(a string, d time.Duration) (time.Duration, error) {
 	start := time.Now()
-	c, err := tls.DialWithDialer(&net.Dialer{Timeout: stallBound}, "tcp", a, tlstest.Get().ClientConfig())
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: d}, "tcp", a, tlstest.Get().ClientConfig())
 	took := time.Since(start)
 	if err == nil {
 		c.Close()
@@ -227,5 +232,51 @@ func testTLSDialStalled(t *testing.T) {
 	}
 	if heard != n {
 		t.Errorf("%d of %d DialTLS sent their ClientHello within %v, want all", heard, n, stallBound)
+	}
+}
+
+// TestTLSHandshakeWorkersBound: HandshakeWorkers still bounds the
+// handshakes that compute at once. Each server handshake blocks in
+// GetConfigForClient, which counts as computing, until the test lets it
+// go: of more handshakes than workers, exactly HandshakeWorkers enter it,
+// the others wait for a slot with no goroutine, and all end once let go.
+func TestTLSHandshakeWorkersBound(t *testing.T) { backendtest.Run(t, testTLSHandshakeWorkersBound) }
+
+func testTLSHandshakeWorkersBound(t *testing.T) {
+	const workers, n = 4, 12
+	var inside, entered atomic.Int32
+	gate := make(chan struct{})
+	cfg := tlstest.Get().ServerConfig()
+	cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		entered.Add(1)
+		if k := inside.Add(1); k > workers {
+			t.Errorf("%d handshakes computing at once, want at most HandshakeWorkers %d", k, workers)
+		}
+		defer inside.Add(-1)
+		select {
+		case <-gate:
+		case <-time.After(etWait):
+			t.Errorf("GetConfigForClient not let go within %v", etWait)
+		}
+		return nil, nil
+	}
+	_, a := etServeTLS(t, etEchoHandler(), engine.Options{HandshakeWorkers: workers, HandshakeTimeout: stallTimeout}, cfg)
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := stallGoodHandshakeWithin(a.String(), etWait)
+			errs <- err
+		}()
+	}
+	etWaitFor(t, "HandshakeWorkers handshakes computing", func() bool { return entered.Load() == workers })
+	time.Sleep(50 * time.Millisecond) // room for a handshake past the bound to show
+	if k := entered.Load(); k != workers {
+		t.Errorf("%d handshakes entered GetConfigForClient while %d blocked in it, want %d", k, workers, workers)
+	}
+	close(gate)
+	for range n {
+		if err := etRecv(t, errs, "a handshake's end"); err != nil {
+			t.Errorf("handshake: %v", err)
+		}
 	}
 }
