@@ -116,3 +116,36 @@ func TestSplitterReady(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitter checks that the splitter's output and readiness do not
+// depend on how its input is cut (as the socket might deliver it), that
+// readiness never goes back, and that only handshake records are cut.
+func FuzzSplitter(f *testing.F) {
+	f.Add(record(22, message(1, 300)), []byte{3, 9})
+	f.Add(append(record(22, []byte{1, 0, 1, 0}), record(22, bytes.Repeat([]byte("h"), 256))...), []byte{1})
+	f.Add(append(record(22, []byte{1, 0}), record(20, []byte{1})...), []byte{0})
+	f.Add([]byte{22, 3, 1, 0xff, 0xff}, []byte{})
+	f.Add(record(22, []byte{1, 1, 0, 1}), []byte{2, 2})
+	f.Fuzz(func(t *testing.T, in, cuts []byte) {
+		var whole splitter
+		want := whole.add(nil, in)
+		var s splitter
+		var out []byte
+		ready := false
+		for rest := in; len(rest) > 0; {
+			n := len(rest)
+			if len(cuts) > 0 {
+				n, cuts = min(n, 1+int(cuts[0])), cuts[1:]
+			}
+			out = s.add(out, rest[:n])
+			rest = rest[n:]
+			if ready && !s.ready() {
+				t.Fatalf("ready went back")
+			}
+			ready = s.ready()
+		}
+		if !bytes.Equal(out, want) || s.ready() != whole.ready() {
+			t.Fatalf("cut: % x (ready %v), whole: % x (ready %v)", out, s.ready(), want, whole.ready())
+		}
+	})
+}
