@@ -134,7 +134,8 @@ func testTLSHostile(t *testing.T) {
 // after it, while established connections keep echoing: the echoes go
 // on, a handshake goroutine exists only for a whole ClientHello (it
 // waits for the client's Finished, as net/http's would, holding no
-// worker), and every stalled connection ends with ErrHandshakeTimeout.
+// worker), and every stalled connection ends with ErrHandshakeTimeout,
+// its goroutine with it.
 func TestTLSSlowHandshakeFlood(t *testing.T) {
 	backendtest.SkipOnNet(t, "a goroutine waits on each connection's pending read")
 	const (
@@ -221,6 +222,11 @@ func TestTLSSlowHandshakeFlood(t *testing.T) {
 		mu.Lock()
 		t.Fatalf("%d of %d stalled handshakes timed out", timeouts, slow)
 	}
+	// The timeout, not the clients' close, ends the handshake goroutines:
+	// the echo goroutines are left.
+	etWaitFor(t, "the stalled handshakes' goroutines ended", func() bool {
+		return runtime.NumGoroutine() <= base+len(good)+2
+	})
 	close(stop)
 	total := 0
 	for range good {
