@@ -98,6 +98,40 @@
 // the backlog are accepted once it recovers. Stats counts the failures
 // (AcceptErrors).
 //
+// # TLS
+//
+// ListenTLS and DialTLS (and AdoptWith's TLS and ClientTLS) handshake with
+// the standard crypto/tls before OnOpen; then the loop decrypts, so an
+// established TLS connection costs no goroutine. A server's handshake
+// starts once the client's ClientHello is whole: until then the loop holds
+// the bytes, and no goroutine exists for it. The handshake then runs on a
+// goroutine of its own, which ends with it, as net/http's does. At most
+// Options.HandshakeWorkers handshakes compute at once (default
+// max(16, 4*GOMAXPROCS)); one that waits for its peer holds its goroutine
+// and no worker slot, so peers that stall their handshakes never delay
+// another client's. Options.HandshakeTimeout (10 s) closes a handshake that
+// has not ended, with ErrHandshakeTimeout.
+//
+// # Limits
+//
+// What a peer can make the engine hold, and the bound on each:
+//
+//   - Unconsumed input: Options.MaxInputBuffer per connection (4 MiB);
+//     past it the connection closes with ErrInputBufferFull.
+//   - Queued output: Options.MaxWriteBuffer per connection (16 MiB),
+//     ErrWriteBufferFull; reading pauses above Options.WriteHighWater.
+//   - Idle connections: Options.IdleTimeout and Options.ReadIdleTimeout
+//     (none by default, as net/http).
+//   - A TLS handshake: Options.HandshakeTimeout (10 s, where net/http has
+//     none by default). Before its ClientHello is whole, about 1.7 KiB and
+//     no goroutine. After that, while it waits for its peer, a goroutine,
+//     8 KiB of stack and about 16.5 KiB of crypto/tls state (net/http: 16
+//     KiB and 17.5 KiB), and no worker slot. At most 256 KiB of handshake
+//     input is held, plus a record. A new client's handshake beside 10,000
+//     stalled ones takes what it takes beside none (about 1 ms on 2 cores):
+//     docs/bench/tls-stall.md in the repository has the figures and the
+//     command.
+//
 // # Lifecycle
 //
 // Connections are served from Start on: OnOpen runs only after OnBoot

@@ -120,13 +120,13 @@ type Adoption struct {
 	Input []byte
 	// TLS, if not nil, makes the connection the server side of a TLS
 	// connection that has not begun its handshake: the engine handshakes
-	// with this config on its handshake pool, as for ListenTLS, before
-	// OnOpen.
+	// with this config as for ListenTLS (within Options.HandshakeWorkers
+	// and Options.HandshakeTimeout), before OnOpen.
 	TLS *tls.Config
 	// ClientTLS, if not nil, makes the connection the client side of a TLS
 	// connection that has not begun its handshake, as DialTLS's (an empty
 	// ServerName is taken from the connection's remote address; set it to
-	// the host name dialed). The handshake runs on the handshake pool; a
+	// the host name dialed). The handshake runs as DialTLS's does; a
 	// failed one closes the connection, with OnClose and no OnOpen.
 	ClientTLS *tls.Config
 	// Context is the connection's Context from the start, so that OnOpen

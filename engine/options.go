@@ -92,17 +92,23 @@ type Options struct {
 	TCPKeepAlive time.Duration
 	// Backend selects epoll or io_uring; default Auto. See Backend.
 	Backend Backend
-	// HandshakeWorkers bounds the goroutines that run TLS handshakes
-	// (ListenTLS, DialTLS): connections beyond it wait their turn, each
-	// holding only its socket and the bytes it sent. A worker takes a
-	// connection once its first record is whole, and holds it until its
-	// handshake ends or HandshakeTimeout passes. Default
+	// HandshakeWorkers bounds the TLS handshakes (ListenTLS, DialTLS)
+	// that compute at once: the CPU they take, not how many wait. A
+	// server's handshake starts once its ClientHello is whole (until then
+	// the loop holds the bytes, and no goroutine); it then runs on a
+	// goroutine of its own, which ends with it, and holds one of these
+	// slots only while it computes: while it waits for its peer it holds
+	// the goroutine alone, as net/http's handshake does, so a silent peer
+	// delays no other handshake. Handshakes beyond the bound wait for a
+	// slot, those under way first. A tls.Config callback that blocks
+	// (GetCertificate fetching from the network) keeps its slot. Default
 	// 4 * runtime.GOMAXPROCS(0), at least 16.
 	HandshakeWorkers int
 	// HandshakeTimeout bounds a TLS handshake, from the connection's
-	// arrival (or a dial's connect) to its end, waiting for a worker
-	// included; past it the connection closes with ErrHandshakeTimeout.
-	// Default 10 s.
+	// arrival (or a dial's connect) to its end, the waits for the peer and
+	// for a slot (HandshakeWorkers) included; past it the connection
+	// closes with ErrHandshakeTimeout and its goroutine, if it has one,
+	// ends. Default 10 s.
 	HandshakeTimeout time.Duration
 
 	clock loop.Clock  // tests: manual clock

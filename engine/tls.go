@@ -27,8 +27,9 @@ var errTLSDatagram = errors.New("engine: TLS needs a stream network")
 // tlsState is a TLS connection's record layer: a standard tls.Conn over a
 // tlsrec.Transport that the loop feeds.
 //
-// The handshake runs with tls.Conn.Handshake on a goroutine of the
-// engine's handshake pool, reading what the loop feeds the Transport.
+// The handshake runs with tls.Conn.Handshake on a goroutine of its own,
+// within the engine's bound on handshakes computing at once
+// (handshakePool), reading what the loop feeds the Transport.
 // Then the loop decrypts: it offers the whole records it received to the
 // Transport and calls tls.Conn.Read until the Transport would block.
 // Writes encrypt on the writer's goroutine; the Transport hands each
@@ -59,11 +60,13 @@ type handshake struct {
 }
 
 // ListenTLS is Listen for TLS: the engine handshakes with each accepted
-// connection, using config, on its handshake pool (Options.HandshakeWorkers,
-// Options.HandshakeTimeout), then runs OnOpen; OnData sees plaintext and
-// Conn.Write encrypts. config must not be changed after ListenTLS; set
-// GetConfigForClient to vary it per connection. A connection whose
-// handshake fails gets no OnOpen: OnClose reports its error.
+// connection, using config, once its ClientHello is whole, on a goroutine
+// that lasts as long as the handshake (Options.HandshakeWorkers bounds
+// those computing at once, Options.HandshakeTimeout each one's time),
+// then runs OnOpen; OnData sees plaintext and Conn.Write encrypts. config
+// must not be changed after ListenTLS; set GetConfigForClient to vary it
+// per connection. A connection whose handshake fails gets no OnOpen:
+// OnClose reports its error.
 func (e *Engine) ListenTLS(network, addr string, config *tls.Config) (net.Addr, error) {
 	if config == nil {
 		return nil, errors.New("engine: ListenTLS: nil tls.Config")
@@ -78,7 +81,10 @@ func (e *Engine) ListenTLS(network, addr string, config *tls.Config) (net.Addr, 
 
 // DialTLS connects to addr and handshakes as a TLS client with config,
 // then serves the connection on a loop; it returns once the handshake
-// has ended (OnOpen has then run or is running).
+// has ended (OnOpen has then run or is running). The handshake runs as
+// ListenTLS's do, within Options.HandshakeWorkers and
+// Options.HandshakeTimeout: while it waits for a silent server it holds
+// its goroutine, not a slot, so it delays no other handshake.
 func (e *Engine) DialTLS(network, addr string, config *tls.Config) (*Conn, error) {
 	return e.DialTLSContext(context.Background(), network, addr, config)
 }

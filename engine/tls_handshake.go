@@ -13,13 +13,16 @@ import (
 // 256 KiB) and a record's framing. Past it the loop stops reading the
 // connection until the handshake ends (a client may stream data right
 // after its Finished, before a busy pool has read it), or closes it if
-// no worker has its handshake yet (its first record never came whole).
+// its handshake has not started (its first message never came whole:
+// tlsrec.MaxFirstMessage bounds that message, so only a peer that frames
+// it in tiny records gets there).
 const maxHandshakeInput = 256<<10 + tlsrec.HeaderLen + tlsrec.MaxCiphertext
 
 // beginHandshake starts c's handshake once c is attached: the timeout,
 // then reading. A client's handshake goes to the pool at once (it speaks
-// first); a server's when its first record (the ClientHello) is whole,
-// so that a peer trickling bytes, or sending none, costs no worker.
+// first); a server's once its first message (the ClientHello) is whole,
+// however many records carry it, so that a peer that trickles it, or
+// sends none, costs no goroutine: the loop holds its bytes.
 func (c *Conn) beginHandshake(l *loop.Loop) {
 	if c.lp.draining {
 		c.closeGracefully(nil)
@@ -60,7 +63,7 @@ func (c *Conn) handshakeExpired() {
 	}
 }
 
-// handshakeDone runs on c's loop when the pool's handshake of c returned
+// handshakeDone runs on c's loop when the handshake of c returned
 // err: c is opened, or closed with the error (after the alert crypto/tls
 // queued for the peer).
 func (c *Conn) handshakeDone(err error) {
@@ -94,8 +97,8 @@ func (c *Conn) handshakeDone(err error) {
 	}
 }
 
-// handshaking reports whether a worker has c's handshake (queued or
-// running). Loop goroutine.
+// handshaking reports whether c's handshake was handed to the pool
+// (queued or running). Loop goroutine.
 func (t *tlsState) handshaking() bool { return t.hs != nil && t.hs.queued }
 
 // report tells DialTLS how the handshake ended.
@@ -113,56 +116,118 @@ type handshakeDoneTask struct {
 
 func (t *handshakeDoneTask) Run(*loop.Loop) { t.c.handshakeDone(t.err) }
 
-// handshakePool runs TLS handshakes on at most max goroutines, started
-// when connections wait and ended when none does. The handshake is
-// crypto/tls's blocking Handshake: a worker holds a connection from its
-// first whole record to its last handshake message, or to its
-// Options.HandshakeTimeout, whichever comes first.
+// handshakePool bounds the TLS handshakes that compute at once, not
+// those that wait. A handshake is crypto/tls's blocking Handshake: it runs
+// on a goroutine of its own, started when it can take a slot and ended
+// with it (as net/http's goroutine per connection is), and holds one of
+// max slots only while it computes. When its Transport must wait for the
+// peer, the slot goes back to the pool (tlsrec.Transport.SetWaitHooks),
+// and the goroutine takes one again once bytes came. So a handshake whose
+// peer is silent holds a goroutine but no slot, and one that has not
+// started (queued, its first message whole) holds neither.
+//
+// Slots freed go first to handshakes that resume, then to new ones, each
+// in arrival order: a handshake under way has its peer and its timeout
+// waiting, and finishing it frees its goroutine.
 type handshakePool struct {
 	max     int
 	mu      sync.Mutex
-	queue   []*Conn
-	running int
-	wg      sync.WaitGroup
+	busy    int            // slots held
+	resumed []*hsSlot      // goroutines whose peer answered, waiting for a slot
+	fresh   []*Conn        // handshakes not started, waiting for a slot
+	wg      sync.WaitGroup // handshake goroutines
 }
 
+// hsSlot is one handshake goroutine's hold on its pool's slots; its
+// methods are the Transport's wait hooks, called on that goroutine.
+type hsSlot struct {
+	p    *handshakePool
+	held bool
+	wake chan struct{} // a slot handed over; made on the first wait for one
+}
+
+func (s *hsSlot) release() {
+	if s.held {
+		s.held = false
+		s.p.release()
+	}
+}
+
+func (s *hsSlot) acquire() {
+	if !s.held {
+		s.p.acquire(s)
+		s.held = true
+	}
+}
+
+// submit starts c's handshake now if a slot is free, or queues it.
 func (p *handshakePool) submit(c *Conn) {
 	p.mu.Lock()
-	p.queue = append(p.queue, c)
-	start := p.running < p.max
-	if start {
-		p.running++
-		p.wg.Add(1)
+	if p.busy == p.max {
+		p.fresh = append(p.fresh, c)
+		p.mu.Unlock()
+		return
 	}
+	p.busy++
+	p.wg.Add(1)
 	p.mu.Unlock()
-	if start {
-		go p.work()
-	}
+	go p.run(c)
 }
 
-// work handshakes with queued connections until none is left.
-func (p *handshakePool) work() {
+// run handshakes with c, holding a slot, and reports to c's loop.
+func (p *handshakePool) run(c *Conn) {
 	defer p.wg.Done()
-	for {
-		p.mu.Lock()
-		if len(p.queue) == 0 {
-			p.running--
-			p.queue = nil // drop the grown array
-			p.mu.Unlock()
-			return
-		}
-		c := p.queue[0]
-		p.queue[0] = nil
-		p.queue = p.queue[1:]
+	t := c.tlsOf()
+	s := &hsSlot{p: p, held: true}
+	t.tr.SetWaitHooks(s.release, s.acquire)
+	err := t.tc.Handshake()
+	s.release()
+	c.post(&handshakeDoneTask{c: c, err: err})
+}
+
+// acquire waits for a slot for s, whose peer answered.
+func (p *handshakePool) acquire(s *hsSlot) {
+	p.mu.Lock()
+	if p.busy < p.max {
+		p.busy++
 		p.mu.Unlock()
+		return
+	}
+	if s.wake == nil {
+		s.wake = make(chan struct{}, 1)
+	}
+	p.resumed = append(p.resumed, s)
+	p.mu.Unlock()
+	<-s.wake
+}
+
+// release gives a slot back: to a resuming handshake, else to a new one
+// (whose goroutine starts), else to the pool.
+func (p *handshakePool) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.resumed) > 0 {
+		s := p.resumed[0]
+		p.resumed[0] = nil
+		p.resumed = p.resumed[1:]
+		s.wake <- struct{}{} // buffered: s waits for it alone
+		return
+	}
+	for len(p.fresh) > 0 {
+		c := p.fresh[0]
+		p.fresh[0] = nil
+		p.fresh = p.fresh[1:]
 		if c.tlsOf().dead.Load() {
 			continue // timed out, or closed, while it waited: no work for a dead conn
 		}
-		err := c.tlsOf().tc.Handshake()
-		c.post(&handshakeDoneTask{c: c, err: err})
+		p.wg.Add(1)
+		go p.run(c)
+		return
 	}
+	p.busy--
+	p.resumed, p.fresh = nil, nil // drop the grown arrays
 }
 
-// wait waits for the workers to end: once the loops stopped, every
-// connection closed and no handshake waits for input.
+// wait waits for the handshake goroutines to end: once the loops stopped,
+// every connection closed and no handshake waits for input.
 func (p *handshakePool) wait() { p.wg.Wait() }

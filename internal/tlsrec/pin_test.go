@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/galeio/gale/internal/tlsrec"
 )
@@ -26,6 +28,10 @@ import (
 //   - handle post-handshake messages (session tickets, KeyUpdate) inside
 //     Read and go on reading;
 //   - return io.EOF after a close_notify.
+//
+// Its handshake must refuse a first message longer than
+// tlsrec.MaxFirstMessage once it has read the message's header, and read
+// on for one no longer.
 
 func TestPinTemporaryReadErrorIsNotSticky(t *testing.T) {
 	for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
@@ -130,4 +136,50 @@ func TestPinCloseNotifyIsEOF(t *testing.T) {
 	if got, err := readAll(c, s.takeOut()); err != nil || string(got) != "last words" {
 		t.Fatalf("write after the peer's close_notify: %q, %v", got, err)
 	}
+}
+
+// TestPinFirstMessageLimit pins tlsrec.MaxFirstMessage, the longest first
+// handshake message crypto/tls reads: a server refuses a ClientHello
+// announcing one byte more as soon as it has read the header, and reads
+// on, waiting for the rest, for one announcing exactly that. The engine
+// holds a connection on its loop, with no goroutine, until its first
+// message is whole, unless it announces more than that.
+func TestPinFirstMessageLimit(t *testing.T) {
+	for _, tc := range []struct {
+		n       int
+		refused bool
+	}{
+		{tlsrec.MaxFirstMessage, false},
+		{tlsrec.MaxFirstMessage + 1, true},
+	} {
+		tr := tlsrec.New(func(b []byte) (int, error) { return len(b), nil }, nil, nil)
+		waits := make(chan struct{}, 4)
+		tr.SetWaitHooks(func() { waits <- struct{}{} }, func() {})
+		n := tc.n
+		tr.Feed([]byte{22, 3, 1, 0, 4, 1, byte(n >> 16), byte(n >> 8), byte(n)})
+		done := make(chan error, 1)
+		go func() { done <- tls.Server(tr, configsServer()).Handshake() }()
+		select {
+		case err := <-done:
+			if !tc.refused {
+				t.Errorf("%s: a ClientHello announcing %d bytes refused after its header: %v", runtime.Version(), n, err)
+			} else if err == nil || !strings.Contains(err.Error(), "exceeds maximum") {
+				t.Errorf("%s: a ClientHello announcing %d bytes: %v, want refused as too long", runtime.Version(), n, err)
+			}
+		case <-waits:
+			if tc.refused {
+				t.Errorf("%s: a ClientHello announcing %d bytes is read on, want refused after its header (tlsrec.MaxFirstMessage is %d)",
+					runtime.Version(), n, tlsrec.MaxFirstMessage)
+			}
+			tr.Close()
+			<-done
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the handshake neither ended nor waited for input within 10 s", runtime.Version())
+		}
+	}
+}
+
+func configsServer() *tls.Config {
+	s, _ := configs()
+	return s
 }

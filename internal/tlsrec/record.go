@@ -4,7 +4,11 @@
 //
 // During the handshake the Transport blocks: the handshake runs with the
 // standard API (tls.Conn.Handshake, whose errors are sticky) on a
-// goroutine of its own, and Read waits for the loop to Feed it. After the
+// goroutine of its own, and Read waits for the loop to Feed it, calling
+// hooks around the wait (SetWaitHooks) so that the goroutine gives back
+// its share of a bounded pool while its peer is silent. Ready tells the
+// loop when a server's handshake can start without waiting: once the
+// first handshake message is whole. After the
 // handshake it does not: the loop offers whole records with Offer and
 // calls tls.Conn.Read until it returns ErrWouldBlock, a temporary
 // net.Error that crypto/tls does not make sticky (pin_test.go pins that

@@ -7,6 +7,12 @@ package tlsrec
 // holds the ClientHello whole: a message is not a record.)
 const fragment = 512
 
+// MaxFirstMessage is the largest first handshake message (a ClientHello,
+// or a client's ServerHello) crypto/tls reads: its maxHandshake, past
+// which it refuses the message once it has read the header. A test pins
+// it (pin_test.go).
+const MaxFirstMessage = 65536
+
 // splitter re-frames the plaintext handshake records a peer sends first
 // (its ClientHello, and in TLS 1.2 the rest of its first flight) into
 // records of at most fragment bytes, as RFC 8446 §5.1 and RFC 5246 §6.2.1
@@ -14,19 +20,31 @@ const fragment = 512
 // Encrypted records cannot be cut, so it stops at the first record that
 // is not a handshake record (a ChangeCipherSpec, application data or an
 // alert) and passes the rest through as it is.
+//
+// It also follows the framing of the first handshake message inside
+// those records (RFC 8446 §4: a type byte and a 24-bit length), which may
+// span several records, so that ready can tell when that message is
+// whole.
 type splitter struct {
 	done     bool // passing bytes through
 	hdr      [HeaderLen]byte
 	hdrN     int // header bytes collected
 	bodyLeft int // bytes of the current record still to come
 	fragLeft int // bytes of the current fragment still to come
-	whole    int // records received whole
+
+	// The first handshake message.
+	first   bool // whole, or judged from its header
+	msgHdr  [4]byte
+	msgHdrN int // its header's bytes received
+	msgLeft int // its body's bytes still to come
 }
 
 // ready reports whether a handshake can act on what was added without
-// waiting: a record came whole, or bytes crypto/tls will judge at once
-// (not a handshake record, an impossible length) were passed through.
-func (s *splitter) ready() bool { return s.whole > 0 || s.done }
+// waiting: the first handshake message came whole, or bytes crypto/tls
+// judges at once were passed through (not a handshake record, an
+// impossible length or version, a first message longer than crypto/tls
+// reads).
+func (s *splitter) ready() bool { return s.first || s.done }
 
 // add appends b to dst, re-framed, and returns dst.
 func (s *splitter) add(dst, b []byte) []byte {
@@ -40,7 +58,7 @@ func (s *splitter) add(dst, b []byte) []byte {
 			}
 			s.hdrN = 0
 			s.bodyLeft = int(s.hdr[3])<<8 | int(s.hdr[4])
-			if s.hdr[0] != recordTypeHandshake || s.bodyLeft == 0 || s.bodyLeft > MaxCiphertext {
+			if s.judged() {
 				s.done = true // crypto/tls judges it as it came
 				return append(append(dst, s.hdr[:]...), b...)
 			}
@@ -51,12 +69,42 @@ func (s *splitter) add(dst, b []byte) []byte {
 		}
 		k := min(len(b), s.fragLeft)
 		dst = append(dst, b[:k]...)
+		s.message(b[:k])
 		b = b[k:]
 		s.fragLeft -= k
 		s.bodyLeft -= k
-		if s.bodyLeft == 0 {
-			s.whole++
-		}
 	}
 	return append(dst, b...)
+}
+
+// judged reports whether the record header in s.hdr is one crypto/tls
+// refuses without reading its body: not a handshake record, an empty or
+// oversized one, or, before the first message is whole, a version no TLS
+// has (crypto/tls's "does not look like a TLS handshake").
+func (s *splitter) judged() bool {
+	return s.hdr[0] != recordTypeHandshake || s.bodyLeft == 0 || s.bodyLeft > MaxCiphertext ||
+		!s.first && s.hdr[1] >= 0x10
+}
+
+// message follows the first handshake message through b, the next
+// bytes of the handshake records' bodies.
+func (s *splitter) message(b []byte) {
+	if s.first {
+		return
+	}
+	if s.msgHdrN < len(s.msgHdr) {
+		k := copy(s.msgHdr[s.msgHdrN:], b)
+		s.msgHdrN += k
+		b = b[k:]
+		if s.msgHdrN < len(s.msgHdr) {
+			return
+		}
+		s.msgLeft = int(s.msgHdr[1])<<16 | int(s.msgHdr[2])<<8 | int(s.msgHdr[3])
+		if s.msgLeft > MaxFirstMessage {
+			s.first = true // refused once its header is read
+			return
+		}
+	}
+	s.msgLeft -= min(len(b), s.msgLeft)
+	s.first = s.msgLeft == 0
 }

@@ -24,28 +24,36 @@ func record(typ byte, body []byte) []byte {
 	return append([]byte{typ, 3, 1, byte(len(body) >> 8), byte(len(body))}, body...)
 }
 
-// TestSplitter feeds a first flight of handshake records, then a
-// ChangeCipherSpec and an encrypted record, in random pieces: the
-// handshake bytes come out in records of at most 512 bytes, in order, and
-// everything from the ChangeCipherSpec on comes out as it went in.
+// message returns a handshake message of type typ with a body of n
+// bytes.
+func message(typ byte, n int) []byte {
+	return append([]byte{typ, byte(n >> 16), byte(n >> 8), byte(n)}, bytes.Repeat([]byte("h"), n)...)
+}
+
+// TestSplitter feeds a first flight of handshake records, the first
+// message (a ClientHello) across two of them, then a ChangeCipherSpec and
+// an encrypted record, in random pieces: the handshake bytes come out in
+// records of at most 512 bytes, in order, everything from the
+// ChangeCipherSpec on comes out as it went in, and the splitter is ready
+// from the first message's last byte on, not before.
 func TestSplitter(t *testing.T) {
-	hello := bytes.Repeat([]byte("h"), 1478)
+	hello := message(1, 1474)
 	kex := bytes.Repeat([]byte("k"), 37)
 	tail := append(record(20, []byte{1}), record(23, bytes.Repeat([]byte("e"), 2000))...)
-	in := append(append(record(22, hello), record(22, kex)...), tail...)
+	in := append(append(append(record(22, hello[:1000]), record(22, hello[1000:])...), record(22, kex)...), tail...)
+	helloEnd := 2*HeaderLen + len(hello) // in's bytes up to the ClientHello's last
 	for seed := range uint64(200) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		var s splitter
 		var out []byte
-		ready := false
 		for rest := in; len(rest) > 0; {
 			n := min(len(rest), 1+r.IntN(700))
 			out = s.add(out, rest[:n])
 			rest = rest[n:]
-			if !ready && s.ready() && len(in)-len(rest) < HeaderLen+len(hello) {
-				t.Fatalf("seed %d: ready before the first record was whole", seed)
+			if fed := len(in) - len(rest); s.ready() != (fed >= helloEnd) {
+				t.Fatalf("seed %d: ready() = %v after %d bytes, want %v (the ClientHello ends at %d)",
+					seed, s.ready(), fed, !s.ready(), helloEnd)
 			}
-			ready = s.ready()
 		}
 		i := bytes.Index(out, tail[:HeaderLen])
 		if i < 0 || !bytes.Equal(out[i:], tail) {
@@ -59,7 +67,7 @@ func TestSplitter(t *testing.T) {
 			}
 			joined = append(joined, body...)
 		}
-		if !bytes.Equal(joined, append(hello, kex...)) {
+		if !bytes.Equal(joined, append(append([]byte{}, hello...), kex...)) {
 			t.Fatalf("seed %d: the handshake bytes changed", seed)
 		}
 	}
@@ -73,10 +81,71 @@ func TestSplitterPassesJudgedBytes(t *testing.T) {
 		{22, 3, 1, 0xff, 0xff, 1, 2, 3},
 		{22, 3, 1, 0, 0},
 		{128, 43, 1, 0, 2},
+		{22, 'H', 'T', 0, 4, 1, 0, 1, 0}, // a first record of no TLS version
 	} {
 		var s splitter
 		if out := s.add(nil, in); !bytes.Equal(out, in) || !s.ready() {
 			t.Errorf("% x came out as % x (ready %v)", in, out, s.ready())
 		}
 	}
+}
+
+// TestSplitterReady: what makes a handshake ready to run, and what does
+// not (a whole record that holds part of its message).
+func TestSplitterReady(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		in    []byte
+		ready bool
+	}{
+		{"nothing", nil, false},
+		{"part of a header", []byte{22, 3, 1}, false},
+		{"a whole record promising a longer message", record(22, []byte{1, 0, 1, 0}), false},
+		{"half a message header", record(22, []byte{1, 0}), false},
+		{"a message header across records", append(record(22, []byte{1, 0}), record(22, []byte{0, 0})...), true},
+		{"an empty message", record(22, []byte{1, 0, 0, 0}), true},
+		{"a whole message", record(22, message(1, 300)), true},
+		{"a message of the largest length read", record(22, []byte{1, 1, 0, 0}), false},
+		{"a message longer than read", record(22, []byte{1, 1, 0, 1}), true},
+		{"an alert first", record(21, []byte{2, 40}), true},
+	} {
+		var s splitter
+		s.add(nil, tc.in)
+		if s.ready() != tc.ready {
+			t.Errorf("%s: ready() after % x = %v, want %v", tc.name, tc.in, s.ready(), tc.ready)
+		}
+	}
+}
+
+// FuzzSplitter checks that the splitter's output and readiness do not
+// depend on how its input is cut (as the socket might deliver it), that
+// readiness never goes back, and that only handshake records are cut.
+func FuzzSplitter(f *testing.F) {
+	f.Add(record(22, message(1, 300)), []byte{3, 9})
+	f.Add(append(record(22, []byte{1, 0, 1, 0}), record(22, bytes.Repeat([]byte("h"), 256))...), []byte{1})
+	f.Add(append(record(22, []byte{1, 0}), record(20, []byte{1})...), []byte{0})
+	f.Add([]byte{22, 3, 1, 0xff, 0xff}, []byte{})
+	f.Add(record(22, []byte{1, 1, 0, 1}), []byte{2, 2})
+	f.Fuzz(func(t *testing.T, in, cuts []byte) {
+		var whole splitter
+		want := whole.add(nil, in)
+		var s splitter
+		var out []byte
+		ready := false
+		for rest := in; len(rest) > 0; {
+			n := len(rest)
+			if len(cuts) > 0 {
+				n, cuts = min(n, 1+int(cuts[0])), cuts[1:]
+			}
+			out = s.add(out, rest[:n])
+			rest = rest[n:]
+			if ready && !s.ready() {
+				t.Fatalf("ready went back")
+			}
+			ready = s.ready()
+		}
+		if !bytes.Equal(out, want) || s.ready() != whole.ready() {
+			t.Fatalf("cut: % x (ready %v), whole: % x (ready %v)", out, s.ready(), want, whole.ready())
+		}
+	})
 }

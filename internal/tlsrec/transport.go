@@ -32,6 +32,10 @@ type Transport struct {
 
 	blocking atomic.Bool // Read waits for Feed (the handshake)
 
+	// Called by the handshake's Read around a wait (SetWaitHooks); set
+	// before the handshake starts.
+	release, acquire func()
+
 	mu      sync.Mutex
 	ready   *sync.Cond // handshake: signalled by Feed and Close
 	pending []byte     // handshake: bytes fed and not yet read
@@ -52,6 +56,16 @@ func New(send func([]byte) (int, error), laddr, raddr net.Addr) *Transport {
 	t.ready = sync.NewCond(&t.mu)
 	t.blocking.Store(true)
 	return t
+}
+
+// SetWaitHooks makes a blocking Read that must wait for Feed call
+// release first, and acquire before it returns the bytes fed, both on the
+// Read's goroutine and without t's lock held. A Read that Close ends
+// returns its error without calling acquire. An engine gives back, while
+// the peer is silent, the share of its CPU a handshake holds. Call it
+// before the handshake starts.
+func (t *Transport) SetWaitHooks(release, acquire func()) {
+	t.release, t.acquire = release, acquire
 }
 
 // Feed appends bytes the loop received during the handshake, copying
@@ -108,13 +122,25 @@ func (t *Transport) Read(p []byte) (int, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	// Wait for a header at a record's start, so that Read can stop at the
-	// record's end as readOffered does.
-	for (len(t.pending) == 0 || t.hsLeft == 0 && len(t.pending) < HeaderLen) && t.err == nil {
+	released := false
+	for !t.readable() && t.err == nil {
+		if t.release != nil && !released {
+			released = true
+			t.mu.Unlock()
+			t.release()
+			t.mu.Lock()
+			continue // fed meanwhile, perhaps
+		}
 		t.ready.Wait()
 	}
 	if len(t.pending) == 0 {
-		return 0, t.err
+		return 0, t.err // the handshake ends: no slot needed for that
+	}
+	if released {
+		// Only this Read consumes pending: what it found stays.
+		t.mu.Unlock()
+		t.acquire()
+		t.mu.Lock()
 	}
 	if t.hsLeft == 0 {
 		t.hsLeft = len(t.pending) // the peer closed mid-header
@@ -128,6 +154,13 @@ func (t *Transport) Read(p []byte) (int, error) {
 		t.pending = nil // the next Feed starts a new array
 	}
 	return n, nil
+}
+
+// readable reports whether a blocking Read can return bytes: a header at
+// a record's start (so that Read can stop at the record's end as
+// readOffered does), or the rest of a record begun. t.mu is held.
+func (t *Transport) readable() bool {
+	return len(t.pending) > 0 && (t.hsLeft > 0 || len(t.pending) >= HeaderLen)
 }
 
 func (t *Transport) readOffered(p []byte) (int, error) {
@@ -193,9 +226,12 @@ func (t *Transport) SetWriteDeadline(time.Time) error { return nil }
 func IsWouldBlock(err error) bool { return errors.Is(err, ErrWouldBlock) }
 
 // Ready reports whether the bytes fed start with what a handshake can
-// act on without waiting: a whole record, a header no record can follow,
-// or a first byte that is not a handshake record's (an HTTP request sent
-// to a TLS port), which crypto/tls refuses at once.
+// act on without waiting for its peer: a whole first handshake message
+// (a server's ClientHello, however many records carry it), or bytes
+// crypto/tls refuses at once: a first byte that is not a handshake
+// record's (an HTTP request sent to a TLS port), a record header no
+// record can follow, a message header announcing more than
+// MaxFirstMessage.
 func (t *Transport) Ready() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
