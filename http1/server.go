@@ -162,9 +162,11 @@ func (s *Server) Serve(l net.Listener) error {
 
 // ServeTLS is Serve for TLS: each connection is handshaken with
 // TLSConfig and the certificate in certFile and keyFile (which may be
-// empty when TLSConfig has certificates), on the engine's handshake pool
-// for a loop-served connection. The protocol negotiated by ALPN is
-// "http/1.1".
+// empty when TLSConfig has certificates). A loop-served connection waits
+// for its ClientHello on the loop, then handshakes on a goroutine of its
+// own, holding one of the engine's HandshakeWorkers only while it
+// computes (see engine.Options): stalled handshakes never keep other
+// clients waiting. The protocol negotiated by ALPN is "http/1.1".
 func (s *Server) ServeTLS(l net.Listener, certFile, keyFile string) error {
 	cfg, err := s.tlsConfig(certFile, keyFile)
 	if err != nil {
