@@ -12,23 +12,55 @@
 // connection is served by an engine loop: request heads are framed on the
 // loop as they arrive, with no goroutine per connection, and parsed there
 // once whole; only a request whose head is complete takes a goroutine,
-// kept for reuse, for as long as its handler runs. No request waits for
-// another's handler: by default there is no cap on handlers, as net/http
-// has none; MaxHandlers sets one, beyond which a request is answered 503
-// at once. An idle keep-alive connection costs its socket and about a
-// kilobyte. Request bodies stream: the loop hands the handler's
+// its own (one kept from an earlier request, or a new one), for as long
+// as its handler runs. An idle keep-alive connection costs its socket and
+// about a kilobyte. Request bodies stream: the loop hands the handler's
 // Body.Read what arrives, in a buffer that grows with it, and stops
 // reading the socket while BodyBufferSize bytes (nearly) wait unread; a
-// handler
-// writing to a client that does not read waits in Write. ModeMixed
-// serves connections with net/http's own goroutine per connection while
-// fewer than MixedThreshold are open, and with the loops beyond.
+// handler writing to a client that does not read waits in Write.
+// ModeMixed serves connections with net/http's own goroutine per
+// connection while fewer than MixedThreshold are open, and with the
+// loops beyond.
 //
 // Request heads are parsed by net/http's own parser (http.ReadRequest),
 // with the checks net/http's server adds (Host, header names and values,
 // the protocol version), so what a handler is given, and what is refused
 // with which status, is net/http's; bodies (Content-Length and chunked,
 // with trailers) are framed by this package's incremental decoder, which
-// follows net/http's rules. ARCHITECTURE.md lists where the two differ and
-// why.
+// follows net/http's rules.
+//
+// # Concurrency
+//
+// A handler runs on a goroutine of its own, as in net/http; the
+// ResponseWriter is for that goroutine (or one at a time), until the
+// handler returns. No request waits for another's handler: there is no
+// shared pool to fill. A handler's deadlines (http.ResponseController's
+// SetReadDeadline and SetWriteDeadline) hold for its request only.
+// Hijack hands over every byte the client sent after the head, in order.
+// ConnState runs on the connection's loop and must not block.
+//
+// # Limits
+//
+// Every resource a client can make the server hold has a bound, and no
+// default is less safe than net/http's: a head is capped by
+// MaxHeaderBytes (431), a body's buffer by BodyBufferSize (128 KiB, grown
+// as bytes come), a response's queue at 256 KiB (the handler's Write then
+// waits), an unread body is dropped up to 256 KiB before the connection
+// closes, and a stalled TLS handshake holds no worker of the engine's.
+// Like net/http's, a Server sets no timeouts and no cap on handlers by
+// default: a server on the internet should set ReadHeaderTimeout,
+// ReadTimeout (or per-request deadlines), WriteTimeout and IdleTimeout,
+// and may set MaxHandlers, beyond which a request is answered 503 at
+// once, never queued. SECURITY.md, at the repository's root, lists every
+// such resource with its bound, its default beside net/http's, and the
+// test (TestLimits) that drives a hostile client to it while a
+// well-behaved one is served.
+//
+// # Limitations
+//
+// HTTP/2 is not served (TLSConfig's NextProtos is "http/1.1"). A TLS
+// connection cannot be hijacked: Hijack returns http.ErrNotSupported
+// (websocket's Upgrader upgrades it on its loop instead). A chunked body
+// that the loop had decoded ahead of its handler comes out of a hijacked
+// connection re-framed as one chunk of the same data.
 package http1
