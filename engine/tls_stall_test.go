@@ -242,14 +242,19 @@ func testTLSDialStalled(t *testing.T) {
 // GetConfigForClient, which counts as computing, until the test lets it
 // go: of more handshakes than workers, exactly HandshakeWorkers enter it,
 // the others wait for a slot with no goroutine, and all end once let go.
+// A client whose handshake ended before is served meanwhile.
 func TestTLSHandshakeWorkersBound(t *testing.T) { backendtest.Run(t, testTLSHandshakeWorkersBound) }
 
 func testTLSHandshakeWorkersBound(t *testing.T) {
 	const workers, n = 4, 12
 	var inside, entered atomic.Int32
+	var blocking atomic.Bool // off for the established client's handshake
 	gate := make(chan struct{})
 	cfg := tlstest.Get().ServerConfig()
 	cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		if !blocking.Load() {
+			return nil, nil
+		}
 		entered.Add(1)
 		if k := inside.Add(1); k > workers {
 			t.Errorf("%d handshakes computing at once, want at most HandshakeWorkers %d", k, workers)
@@ -263,6 +268,9 @@ func testTLSHandshakeWorkersBound(t *testing.T) {
 		return nil, nil
 	}
 	_, a := etServeTLS(t, etEchoHandler(), engine.Options{HandshakeWorkers: workers, HandshakeTimeout: stallTimeout}, cfg)
+	good := etDialTLS(t, a, nil)
+	etEchoCheck(t, good, []byte("before"))
+	blocking.Store(true)
 	errs := make(chan error, n)
 	for range n {
 		go func() {
@@ -275,6 +283,7 @@ func testTLSHandshakeWorkersBound(t *testing.T) {
 	if k := entered.Load(); k != workers {
 		t.Errorf("%d handshakes entered GetConfigForClient while %d blocked in it, want %d", k, workers, workers)
 	}
+	etEchoCheck(t, good, []byte("while every worker computes"))
 	close(gate)
 	for range n {
 		if err := etRecv(t, errs, "a handshake's end"); err != nil {
