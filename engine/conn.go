@@ -80,8 +80,8 @@ const (
 	// (Detach).
 	bReadAhead
 	// bProducing: while the engine's output was over budget, a callback
-	// of c's queued output (on c or any other conn): c is not read until
-	// the output is back under budget (see Engine.charge).
+	// of c's queued output on another conn: c is not read until the
+	// output is back under budget (see Engine.charge).
 	bProducing
 	bWrShut // the sending side is shut down
 	bReset  // close with a reset (Abort)

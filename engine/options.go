@@ -56,12 +56,14 @@ type Options struct {
 	// WriteHighWater when that is larger.
 	MaxWriteBuffer int
 	// OutputBudget caps the output queued across the whole engine: above
-	// it, every connection with queued output stops reading, and so does
-	// every connection whose callbacks queued output (on any connection:
-	// a fan-out source is held back, not only its sinks), until the total
-	// is below the budget again. Output written outside callbacks (OnTick,
-	// other goroutines) has no connection to hold back; MaxWriteBuffer
-	// bounds it. 0 means no budget.
+	// it, every connection with queued output stops reading until that
+	// output is sent, and every connection whose callbacks queued output
+	// on other connections (a fan-out source is held back, not only its
+	// sinks) until the total is below the budget again. Output written
+	// outside callbacks (OnTick, other goroutines) has no connection to
+	// hold back; MaxWriteBuffer bounds it. Clients that never read hold
+	// the total up until MaxWriteBuffer, a write deadline or an idle
+	// timeout cuts them. 0 means no budget.
 	OutputBudget int64
 	// IdleTimeout closes a connection that has neither read nor written
 	// for this long. 0 means none.
