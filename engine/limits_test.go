@@ -27,6 +27,7 @@ var limCases = []struct {
 	f    func(t *testing.T)
 }{
 	{"budget", testLimitsBudget},
+	{"keepalive", testLimitsKeepAlive},
 }
 
 // TestLimits drives a hostile client to each bound of the engine's
@@ -37,6 +38,9 @@ func TestLimits(t *testing.T) {
 		t.Run(lc.name, func(t *testing.T) { backendtest.Run(t, lc.f) })
 	}
 }
+
+// limSeconds returns n seconds.
+func limSeconds(n int) time.Duration { return time.Duration(n) * time.Second }
 
 // limServed checks that good, a well-behaved client of an echo server,
 // gets n bytes echoed within limServe: it writes them from a goroutine

@@ -89,8 +89,14 @@ type Options struct {
 	// OnDeadline wrote too). By default the handler decides, and its Close
 	// action closes after the queued output.
 	CloseOnDeadline bool
-	// TCPKeepAlive sets the keep-alive period of TCP connections; 0 keeps
-	// the system's, negative disables it.
+	// TCPKeepAlive sets the keep-alive period of TCP connections: the
+	// kernel probes a connection silent for that long, then at that
+	// interval, and ends it after the system's count of unanswered
+	// probes (9 on Linux), so a peer that vanished without a word does
+	// not hold its connection for ever. 0 gives accepted connections
+	// package net's 15 s, as net/http's have, and leaves dialed and
+	// adopted connections as they came (package net dials with 15 s);
+	// negative disables it.
 	TCPKeepAlive time.Duration
 	// Backend selects epoll or io_uring; default Auto. See Backend.
 	Backend Backend
@@ -110,6 +116,11 @@ type Options struct {
 	clock loop.Clock  // tests: manual clock
 	open  loop.Opener // tests: fault injection
 }
+
+// defaultKeepAlive is the keep-alive period accepted TCP connections get
+// when Options.TCPKeepAlive is 0: package net's (defaultTCPKeepAliveIdle
+// and defaultTCPKeepAliveInterval in net/dial.go).
+const defaultKeepAlive = 15 * time.Second
 
 // idling reports whether connections have an idle timeout.
 func (o *Options) idling() bool { return o.IdleTimeout > 0 || o.ReadIdleTimeout > 0 }

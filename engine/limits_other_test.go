@@ -1,0 +1,9 @@
+//go:build !linux
+
+package engine_test
+
+import "testing"
+
+// The sub-tests of TestLimits that need Linux (limits_linux_test.go).
+
+func testLimitsKeepAlive(t *testing.T) { t.Skip("reads Linux's keep-alive options") }
