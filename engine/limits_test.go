@@ -7,6 +7,7 @@ package engine_test
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/leaktest"
 )
 
 // limServe bounds a well-behaved client's echo round trip beside a
@@ -28,6 +30,7 @@ var limCases = []struct {
 }{
 	{"budget", testLimitsBudget},
 	{"keepalive", testLimitsKeepAlive},
+	{"output", testLimitsOutput},
 }
 
 // TestLimits drives a hostile client to each bound of the engine's
@@ -134,4 +137,52 @@ func testLimitsBudget(t *testing.T) {
 	if limit := int64(bad*(push+len(etChunk64K)) + (bad+1)*2*rbuf); queued > limit {
 		t.Errorf("Stats().Queued peaked at %d, want at most %d (what was pushed, and each connection's last two reads)", queued, limit)
 	}
+}
+
+// testLimitsOutput: clients that send without end and never read what
+// the server echoes. With the default options, reading from each pauses
+// once more than WriteHighWater (64 KiB) is queued for it, so its queue
+// holds at most that and the output of one read (ReadBufferSize, 64
+// KiB); it resumes at WriteLowWater. Output the application pushes to a
+// client that does not read (a broadcast) is capped by MaxWriteBuffer (16
+// MiB): the Write that finds that much queued fails with
+// ErrWriteBufferFull, and the connection closes with it. The high water
+// mark was 1 MiB: a peer made the server hold 1 MiB per connection where
+// net/http holds a 4 KiB buffer and a blocked goroutine.
+func testLimitsOutput(t *testing.T) {
+	const high, rbuf, capped, bad = 64 << 10, 64 << 10, 16 << 20, 2
+	h := etEchoHandler()
+	e := etStart(t, h, engine.Options{Loops: 1})
+	a := etListen(t, e, "tcp")
+	good := etDial(t, a)
+	etOpened(t, h)
+	etPattern(1) // made once, before the heap is measured
+	base := leaktest.Measure()
+	peaks := etSampleMem(t, e)
+	cs := limNonReaders(t, h, a, bad)
+	etWaitFor(t, "every non-reader paused", func() bool { return e.Stats().Total().Paused == bad })
+	held := leaktest.Measure()
+	_, queued := peaks()
+	limServed(t, good, 1<<20, "beside clients that do not read")
+	// The heap is logged, not checked: on io_uring it also holds what the
+	// multishot receive took before the pause (docs/limits/engine.md).
+	t.Logf("%d clients that do not read: Stats().Queued peaked at %d (%d each); the live heap grew by %d each",
+		bad, queued, queued/bad, (held.Heap-base.Heap)/bad)
+	if limit := int64(bad * (high + rbuf)); queued > limit {
+		t.Errorf("Stats().Queued peaked at %d with %d clients that do not read, want at most %d (WriteHighWater and one read each)", queued, bad, limit)
+	}
+
+	// The application pushes to one of them until its backlog is full.
+	c := cs[0]
+	var err error
+	for i := 0; err == nil && i < 2*capped/len(etChunk64K); i++ {
+		_, err = c.Write(etChunk64K)
+	}
+	if !errors.Is(err, engine.ErrWriteBufferFull) {
+		t.Fatalf("pushing %d bytes to a client that does not read: Write = %v, want ErrWriteBufferFull", 2*capped, err)
+	}
+	if ev := etClosed(t, h); ev.c != c || !errors.Is(ev.err, engine.ErrWriteBufferFull) {
+		t.Errorf("OnClose(%p, %v), want (%p, ErrWriteBufferFull)", ev.c, ev.err, c)
+	}
+	limServed(t, good, 1<<20, "after a backlog reached MaxWriteBuffer")
 }

@@ -41,8 +41,10 @@ type Options struct {
 	// with ErrInputBufferFull. Default 4 MiB.
 	MaxInputBuffer int
 	// WriteHighWater: once a connection has more bytes queued for output,
-	// its loop stops reading from it. Default 1 MiB, or MaxWriteBuffer / 2
-	// when that is smaller.
+	// its loop stops reading from it, so a peer that does not read what it
+	// is sent can make the engine hold this much, and the output of one
+	// read, and no more. Default 64 KiB (Netty's default too), or
+	// MaxWriteBuffer / 2 when that is smaller.
 	WriteHighWater int
 	// WriteLowWater: reading resumes once the queue is at most this long.
 	// Default WriteHighWater / 4.
@@ -157,7 +159,7 @@ func (o *Options) setDefaults() error {
 		o.MaxInputBuffer = 4 << 20
 	}
 	if o.WriteHighWater <= 0 {
-		o.WriteHighWater = 1 << 20
+		o.WriteHighWater = 64 << 10
 		if o.MaxWriteBuffer > 0 {
 			o.WriteHighWater = min(o.WriteHighWater, max(o.MaxWriteBuffer/2, 1))
 		}
