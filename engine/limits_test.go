@@ -28,19 +28,71 @@ var limCases = []struct {
 	name string
 	f    func(t *testing.T)
 }{
-	{"budget", testLimitsBudget},
+	{"descriptors", testLimitsDescriptors},
+	{"backlog", testLimitsBacklog},
+	{"idle", testLimitsIdle},
 	{"keepalive", testLimitsKeepAlive},
+	{"goroutines", testLimitsGoroutines},
+	{"timers", testLimitsTimers},
+	{"input", testLimitsInput},
 	{"output", testLimitsOutput},
+	{"budget", testLimitsBudget},
+	{"closing", testLimitsClosing},
+	{"halfclose", testLimitsHalfClose},
+	{"reset", testLimitsReset},
+	{"flood", testLimitsFlood},
+	{"churn", testLimitsChurn},
+	{"pools", testLimitsPools},
+	{"shutdown", testLimitsShutdown},
+	{"udp", testLimitsUDP},
 }
 
 // TestLimits drives a hostile client to each bound of the engine's
 // limits table (docs/limits/engine.md) on every backend, and checks that
-// a well-behaved client on the same loop is served meanwhile.
+// a well-behaved client on the same loop is served meanwhile. Its first
+// sub-test checks the defaults the table gives.
 func TestLimits(t *testing.T) {
+	t.Run("defaults", testLimitsDefaults)
 	for _, lc := range limCases {
 		t.Run(lc.name, func(t *testing.T) { backendtest.Run(t, lc.f) })
 	}
 }
+
+// testLimitsDefaults checks the defaults docs/limits/engine.md gives.
+func testLimitsDefaults(t *testing.T) {
+	o, err := engine.Defaults(engine.Options{})
+	if err != nil {
+		t.Fatalf("the zero Options: %v", err)
+	}
+	for _, d := range []struct {
+		name      string
+		got, want any
+	}{
+		{"ReadBufferSize", o.ReadBufferSize, 64 << 10},
+		{"MaxInputBuffer", o.MaxInputBuffer, 4 << 20},
+		{"WriteHighWater", o.WriteHighWater, 64 << 10},
+		{"WriteLowWater", o.WriteLowWater, 16 << 10},
+		{"MaxWriteBuffer", o.MaxWriteBuffer, 16 << 20},
+		{"OutputBudget", o.OutputBudget, int64(0)},
+		{"IdleTimeout", o.IdleTimeout, time.Duration(0)},
+		{"ReadIdleTimeout", o.ReadIdleTimeout, time.Duration(0)},
+		{"ShutdownTimeout", o.ShutdownTimeout, 10 * time.Second},
+		{"CloseOnDeadline", o.CloseOnDeadline, false},
+		{"accepted connections' keep-alive", engine.DefaultKeepAlive, limSeconds(limKeepAliveSecs)},
+		{"accept back-off, first", engine.MinBackoff, 5 * time.Millisecond},
+		{"accept back-off, longest", engine.MaxBackoff, time.Second},
+		{"pool trim interval", engine.TrimInterval, time.Second},
+	} {
+		if d.got != d.want {
+			t.Errorf("default %s = %v, want %v (docs/limits/engine.md)", d.name, d.got, d.want)
+		}
+	}
+}
+
+// limKeepAliveSecs is package net's keep-alive period, which accepted
+// connections get by default: probes after 15 s of silence, then every
+// 15 s.
+const limKeepAliveSecs = 15
 
 // limSeconds returns n seconds.
 func limSeconds(n int) time.Duration { return time.Duration(n) * time.Second }
@@ -67,6 +119,23 @@ func limServed(t *testing.T, good net.Conn, n int, when string) {
 		t.Fatalf("%s: a well-behaved client's %d-byte round trip: read %v, write %v (bound %v)", when, n, rerr, werr, limServe)
 	case !bytes.Equal(got, msg):
 		t.Fatalf("%s: a well-behaved client's echo differs from what it sent", when)
+	}
+}
+
+// limLine is a well-behaved client's line: 1 KiB with its newline.
+var limLine = append(bytes.Repeat([]byte("l"), 1023), '\n')
+
+// limServedLine checks that good, a well-behaved client of a line echo
+// server (etLineEcho), gets a line echoed within limServe.
+func limServedLine(t *testing.T, good net.Conn, when string) {
+	t.Helper()
+	good.SetDeadline(time.Now().Add(limServe))
+	defer good.SetDeadline(time.Time{})
+	got := make([]byte, len(limLine))
+	_, werr := good.Write(limLine)
+	rerr := etReadInto(good, got)
+	if werr != nil || rerr != nil || !bytes.Equal(got, limLine) {
+		t.Fatalf("%s: a well-behaved client's line round trip: write %v, read %v (bound %v)", when, werr, rerr, limServe)
 	}
 }
 
@@ -185,4 +254,94 @@ func testLimitsOutput(t *testing.T) {
 		t.Errorf("OnClose(%p, %v), want (%p, ErrWriteBufferFull)", ev.c, ev.err, c)
 	}
 	limServed(t, good, 1<<20, "after a backlog reached MaxWriteBuffer")
+}
+
+// testLimitsInput: a client sends a line that never ends. The handler
+// (etLineEcho, with Inbound.ReadUntil) leaves it unconsumed, and the
+// engine keeps it for the next OnData, up to MaxInputBuffer (4 MiB by
+// default; 256 KiB here): once OnData leaves more, the connection closes
+// with ErrInputBufferFull. Each OnData presents the whole partial line
+// again, so a client that trickles bytes into it costs a scan of up to
+// MaxInputBuffer per arrival: the well-behaved client is served
+// meanwhile too. The buffer is grown by append, so its capacity may pass
+// the bound by Go's growth factor (a quarter at these sizes).
+func testLimitsInput(t *testing.T) {
+	const maxIn, rbuf = 256 << 10, 64 << 10
+	h := etNewHandler()
+	h.data = etLineEcho
+	e := etStart(t, h, engine.Options{Loops: 1, MaxInputBuffer: maxIn})
+	a := etListen(t, e, "tcp")
+	good := etDial(t, a)
+	etOpened(t, h)
+	bad := etDial(t, a)
+	c := etOpened(t, h)
+	bad.SetWriteDeadline(time.Now().Add(etWait))
+	if _, err := bad.Write(bytes.Repeat([]byte("x"), maxIn-64)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 64 { // to the bound, a byte at a time
+		if _, err := bad.Write([]byte("y")); err != nil {
+			t.Fatal(err)
+		}
+		if i%16 == 0 {
+			limServedLine(t, good, "beside a partial line growing to MaxInputBuffer")
+		}
+	}
+	var held int
+	etWaitFor(t, "MaxInputBuffer bytes held", func() bool {
+		n, capacity := engine.InputLen(c)
+		held = capacity
+		return n == maxIn
+	})
+	t.Logf("a partial line of MaxInputBuffer = %d bytes is held in a buffer of %d", maxIn, held)
+	if held > maxIn+maxIn/4+rbuf {
+		t.Errorf("the partial line's buffer holds %d bytes, want at most %d (MaxInputBuffer, append's growth and a read)", held, maxIn+maxIn/4+rbuf)
+	}
+	limServedLine(t, good, "beside a partial line of MaxInputBuffer")
+	bad.Write([]byte("z")) // one byte past
+	if ev := etClosed(t, h); ev.c != c || !errors.Is(ev.err, engine.ErrInputBufferFull) {
+		t.Errorf("OnClose(%p, %v), want (%p, ErrInputBufferFull)", ev.c, ev.err, c)
+	}
+	limServedLine(t, good, "after a partial line passed MaxInputBuffer")
+}
+
+// testLimitsPools: the output chunks that clients which do not read made
+// the engine allocate go back to its pool when they leave, and the pool
+// lets go of what no write took during a trim interval (1 s): two
+// intervals after the burst it holds almost nothing. The well-behaved
+// client is served throughout.
+func testLimitsPools(t *testing.T) {
+	const per, bad = 1 << 20, 4
+	clk := engine.NewManualClock(etT0)
+	h := etEchoHandler()
+	e := etStart(t, h, engine.WithClock(engine.Options{Loops: 1}, clk))
+	a := etListen(t, e, "tcp")
+	good := etDial(t, a)
+	etOpened(t, h)
+	var peers []net.Conn
+	for range bad {
+		p := etDial(t, a)
+		etSmallReadBuffer(p)
+		etFill(t, etOpened(t, h), per)
+		peers = append(peers, p)
+	}
+	limServed(t, good, 1<<20, "beside a burst of output for clients that do not read")
+	for _, p := range peers {
+		p.(*net.TCPConn).SetLinger(0) // they leave, and their output is dropped
+		p.Close()
+	}
+	for range bad {
+		etClosed(t, h)
+	}
+	e.Poke()
+	after := e.PooledOutput()
+	for range 2 {
+		etStep(e, clk, engine.TrimInterval)
+	}
+	left := e.PooledOutput()
+	t.Logf("%d clients had %d bytes each queued: the pool held %d bytes when they left, %d two trims later", bad, per, after, left)
+	if left > 64<<10 {
+		t.Errorf("the output pool holds %d bytes two trim intervals after the burst, want at most 64 KiB", left)
+	}
+	limServed(t, good, 1<<20, "after the burst")
 }
