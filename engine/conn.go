@@ -218,8 +218,10 @@ func (c *Conn) Execute(f func(c *Conn)) error {
 
 // Close closes c once its queued output is written; OnClose then runs
 // with a nil error. Closing a closed connection does nothing. A peer that
-// stops reading holds a closing connection until a write deadline, an
-// idle timeout or Shutdown's context ends it; Abort does not wait.
+// stops reading holds a closing connection until an idle timeout, a write
+// deadline with Options.CloseOnDeadline (a Close action from OnDeadline
+// does not end a close under way), or Shutdown's context ends it; Abort
+// does not wait.
 func (c *Conn) Close() error {
 	return c.post(loop.Func(func(*loop.Loop) { c.closeGracefully(nil) }))
 }
