@@ -80,8 +80,8 @@ const (
 	// (Detach).
 	bReadAhead
 	// bProducing: while the engine's output was over budget, a callback
-	// of c's queued output (on c or any other conn): c is not read until
-	// the output is back under budget (see Engine.charge).
+	// of c's queued output on another conn: c is not read until the
+	// output is back under budget (see Engine.charge).
 	bProducing
 	bWrShut // the sending side is shut down
 	bReset  // close with a reset (Abort)
@@ -218,8 +218,10 @@ func (c *Conn) Execute(f func(c *Conn)) error {
 
 // Close closes c once its queued output is written; OnClose then runs
 // with a nil error. Closing a closed connection does nothing. A peer that
-// stops reading holds a closing connection until a write deadline, an
-// idle timeout or Shutdown's context ends it; Abort does not wait.
+// stops reading holds a closing connection until an idle timeout, a write
+// deadline with Options.CloseOnDeadline (a Close action from OnDeadline
+// does not end a close under way), or Shutdown's context ends it; Abort
+// does not wait.
 func (c *Conn) Close() error {
 	return c.post(loop.Func(func(*loop.Loop) { c.closeGracefully(nil) }))
 }

@@ -106,7 +106,7 @@ func (c *Conn) writeLocked(bufs [][]byte) (int, error) {
 		skip -= k
 		c.enqueue(b[k:])
 	}
-	c.lp.e.charge()
+	c.lp.e.charge(c)
 	return total, nil
 }
 

@@ -197,22 +197,26 @@ func (e *Engine) overBudget(cur *eloop) (over, crossed bool) {
 	return over, true
 }
 
-// charge records, after a Write queued output while the engine is over
-// its budget, who produced it: when the Write comes from a callback, the
-// conn whose callback it is stops being read until the output is back
+// charge records, after a Write queued output on to while the engine is
+// over its budget, who produced it: when the Write comes from a callback
+// of another conn, that conn stops being read until the output is back
 // under budget (its water, when the callback ends). A connection fanning
 // its input out to others that do not read is so held back, though it
-// queues nothing of its own. Output written outside callbacks (OnTick,
-// other goroutines) has no producer to hold back; MaxWriteBuffer bounds
-// it per connection. Telling the loop goroutine apart costs a look at the
-// goroutine's ID, paid only while over budget.
-func (e *Engine) charge() {
+// queues nothing of its own. Output a callback queues on its own conn is
+// not charged: that conn is held only while the output is queued (water),
+// so a client that reads its replies is served whatever others hold; held
+// until the total fell, it waited on the clients that never read. Output
+// written outside callbacks (OnTick, other goroutines) has no producer to
+// hold back; MaxWriteBuffer bounds it per connection. Telling the loop
+// goroutine apart costs a look at the goroutine's ID, paid only while
+// over budget.
+func (e *Engine) charge(to *Conn) {
 	if b := e.opts.OutputBudget; b <= 0 || e.queued.Load() <= b {
 		return
 	}
 	for _, lp := range e.loops {
 		if lp.l.OnLoop() {
-			if p := lp.cur; p != nil {
+			if p := lp.cur; p != nil && p != to {
 				p.lbits.set(bProducing, true)
 			}
 			return

@@ -66,7 +66,7 @@ func (e *Engine) listen(network, addr string, config *tls.Config) (net.Addr, err
 	}
 	var first net.Addr
 	for i := range n {
-		fd, a, err := listenFD(network, addr, n > 1)
+		fd, a, err := listenFD(network, addr, n > 1, e.opts.TCPKeepAlive)
 		if err != nil {
 			return nil, err
 		}
@@ -99,15 +99,25 @@ func (e *Engine) addListener(ln *listener) error {
 
 // listenFD opens a listening socket with package net (for address
 // resolution and options) and keeps a close-on-exec, non-blocking
-// duplicate of its descriptor.
-func listenFD(network, addr string, reusePort bool) (int, net.Addr, error) {
-	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
-		if !reusePort {
-			return nil
-		}
+// duplicate of its descriptor. A TCP listener gets the keep-alive its
+// accepted connections are to have (Options.TCPKeepAlive, package net's
+// 15 s when 0), which they inherit at no cost per accept (Linux:
+// tcp_create_openreq_child arms the keep-alive timer of a child of an
+// SO_KEEPALIVE listener, whose timings it copies; the BSDs copy the
+// listener's options in sonewconn).
+func listenFD(network, addr string, reusePort bool, keepAlive time.Duration) (int, net.Addr, error) {
+	if keepAlive == 0 {
+		keepAlive = defaultKeepAlive
+	}
+	lc := net.ListenConfig{Control: func(network, _ string, rc syscall.RawConn) error {
 		var serr error
 		err := rc.Control(func(fd uintptr) {
-			serr = sock.SetsockoptInt(int(fd), sock.ReusePort, 1)
+			if reusePort {
+				serr = sock.SetsockoptInt(int(fd), sock.ReusePort, 1)
+			}
+			if keepAlive > 0 && isTCP(network) {
+				sock.SetKeepAlive(int(fd), keepAlive) // best effort, as in package net
+			}
 		})
 		return errors.Join(err, serr)
 	}}

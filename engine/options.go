@@ -41,8 +41,10 @@ type Options struct {
 	// with ErrInputBufferFull. Default 4 MiB.
 	MaxInputBuffer int
 	// WriteHighWater: once a connection has more bytes queued for output,
-	// its loop stops reading from it. Default 1 MiB, or MaxWriteBuffer / 2
-	// when that is smaller.
+	// its loop stops reading from it, so a peer that does not read what it
+	// is sent can make the engine hold this much, and the output of one
+	// read, and no more. Default 64 KiB (Netty's default too), or
+	// MaxWriteBuffer / 2 when that is smaller.
 	WriteHighWater int
 	// WriteLowWater: reading resumes once the queue is at most this long.
 	// Default WriteHighWater / 4.
@@ -56,12 +58,14 @@ type Options struct {
 	// WriteHighWater when that is larger.
 	MaxWriteBuffer int
 	// OutputBudget caps the output queued across the whole engine: above
-	// it, every connection with queued output stops reading, and so does
-	// every connection whose callbacks queued output (on any connection:
-	// a fan-out source is held back, not only its sinks), until the total
-	// is below the budget again. Output written outside callbacks (OnTick,
-	// other goroutines) has no connection to hold back; MaxWriteBuffer
-	// bounds it. 0 means no budget.
+	// it, every connection with queued output stops reading until that
+	// output is sent, and every connection whose callbacks queued output
+	// on other connections (a fan-out source is held back, not only its
+	// sinks) until the total is below the budget again. Output written
+	// outside callbacks (OnTick, other goroutines) has no connection to
+	// hold back; MaxWriteBuffer bounds it. Clients that never read hold
+	// the total up until MaxWriteBuffer, a write deadline or an idle
+	// timeout cuts them. 0 means no budget.
 	OutputBudget int64
 	// IdleTimeout closes a connection that has neither read nor written
 	// for this long. 0 means none.
@@ -87,8 +91,14 @@ type Options struct {
 	// OnDeadline wrote too). By default the handler decides, and its Close
 	// action closes after the queued output.
 	CloseOnDeadline bool
-	// TCPKeepAlive sets the keep-alive period of TCP connections; 0 keeps
-	// the system's, negative disables it.
+	// TCPKeepAlive sets the keep-alive period of TCP connections: the
+	// kernel probes a connection silent for that long, then at that
+	// interval, and ends it after the system's count of unanswered
+	// probes (9 on Linux), so a peer that vanished without a word does
+	// not hold its connection for ever. 0 gives accepted connections
+	// package net's 15 s, as net/http's have, and leaves dialed and
+	// adopted connections as they came (package net dials with 15 s);
+	// negative disables it.
 	TCPKeepAlive time.Duration
 	// Backend selects epoll or io_uring; default Auto. See Backend.
 	Backend Backend
@@ -114,6 +124,11 @@ type Options struct {
 	clock loop.Clock  // tests: manual clock
 	open  loop.Opener // tests: fault injection
 }
+
+// defaultKeepAlive is the keep-alive period accepted TCP connections get
+// when Options.TCPKeepAlive is 0: package net's (defaultTCPKeepAliveIdle
+// and defaultTCPKeepAliveInterval in net/dial.go).
+const defaultKeepAlive = 15 * time.Second
 
 // idling reports whether connections have an idle timeout.
 func (o *Options) idling() bool { return o.IdleTimeout > 0 || o.ReadIdleTimeout > 0 }
@@ -150,7 +165,7 @@ func (o *Options) setDefaults() error {
 		o.MaxInputBuffer = 4 << 20
 	}
 	if o.WriteHighWater <= 0 {
-		o.WriteHighWater = 1 << 20
+		o.WriteHighWater = 64 << 10
 		if o.MaxWriteBuffer > 0 {
 			o.WriteHighWater = min(o.WriteHighWater, max(o.MaxWriteBuffer/2, 1))
 		}

@@ -116,8 +116,9 @@ func (cfg *config) options() engine.Options {
 		// backlog bytes, several hundred lines, it is not going to catch
 		// up: the next Write fails with ErrWriteBufferFull and the
 		// connection closes, its queue dropped; OnClose logs it. Reading
-		// from it pauses at half that (WriteHighWater's default): a
-		// client that far behind does not get to talk.
+		// from it pauses long before, at WriteHighWater's default (64
+		// KiB, or half the backlog if that is less): a client that far
+		// behind does not get to talk.
 		MaxWriteBuffer: cfg.backlog,
 		// MaxWriteBuffer bounds each client, not their number: a
 		// thousand slow clients could hold a thousand backlogs. Past the
