@@ -45,6 +45,9 @@ type Dialer struct {
 // maxResponseHead caps the server's handshake response.
 const maxResponseHead = 16 << 10
 
+// defaultHandshakeTimeout is Dialer.HandshakeTimeout's default.
+const defaultHandshakeTimeout = 10 * time.Second
+
 // Dial opens a WebSocket connection to url (ws:// or wss://), served by
 // d.Handler, whose OnOpen runs before Dial returns. The server's response
 // is returned too, with its header (its body is empty), also when the
@@ -61,7 +64,7 @@ func (d *Dialer) Dial(ctx context.Context, rawURL string) (*Conn, *http.Response
 	}
 	timeout := d.HandshakeTimeout
 	if timeout <= 0 {
-		timeout = 10 * time.Second
+		timeout = defaultHandshakeTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
