@@ -44,6 +44,7 @@ func TestLimits(t *testing.T) {
 		f    func(t *testing.T)
 	}{
 		{"message-size", limitMessageSize},
+		{"declared-length", limitDeclaredLength},
 		{"deflate-bomb", limitDeflateBomb},
 		{"fragments", limitFragments},
 		{"control-size", limitControlSize},
@@ -283,6 +284,29 @@ func limitMessageSize(t *testing.T) {
 	rc.expectClose(1009)
 	if err := closeOf(t, sc, servedWithin); !errors.Is(err, websocket.ErrReadLimit) {
 		t.Errorf("OnClose(%v), want ErrReadLimit", err)
+	}
+}
+
+// declared-length: a frame's header declares its length, but the message
+// is given room as its bytes arrive: a peer that declares 256 KiB frames
+// and sends a byte of each holds a few bytes per connection, compressed
+// (no decompressor is held for a message not yet whole) or not.
+func limitDeclaredLength(t *testing.T) {
+	h, url := limitServer(t, websocket.Options{Compression: websocket.CompressionEnabled}, nil)
+	const n = 64
+	before := heap()
+	for i := range n {
+		b0, offer := byte(0x02), "X-Plain: 1" // binary, not final
+		if i%2 == 1 {
+			b0, offer = 0x42, "Sec-WebSocket-Extensions: permessage-deflate; client_no_context_takeover"
+		}
+		rc, _ := hostile(t, h, url, offer)
+		rc.send(append(frameHeader(b0, 256<<10, true), 0))
+	}
+	served(t, url)
+	time.Sleep(50 * time.Millisecond) // the loop has read every hostile header by now
+	if per := (heap() - before) / n; per > 16<<10 {
+		t.Errorf("%d B of heap per connection that declared a 256 KiB frame and sent a byte of it (both ends), want at most 16 KiB", per)
 	}
 }
 
