@@ -54,6 +54,7 @@ func TestLimits(t *testing.T) {
 		{"drop-when-full", limitDropWhenFull},
 		{"held-behind-stream", limitHeldBehindStream},
 		{"close-timeout", limitCloseTimeout},
+		{"close-unread", limitCloseUnread},
 		{"takeover-window", limitTakeoverWindow},
 		{"idle", limitIdle},
 		{"conn-cost", limitConnCost},
@@ -649,6 +650,40 @@ func limitCloseTimeout(t *testing.T) {
 	}
 	if d := time.Since(start); d < timeout {
 		t.Errorf("closed after %v, before CloseTimeout (%v)", d, timeout)
+	}
+}
+
+// close-unread: a connection the peer ends (a close frame, a protocol
+// error, the end of its stream) closes once its queued output is
+// written: a peer that does not read holds that output for CloseTimeout
+// at most, then the connection is cut. (WriteHighWater is raised here so
+// that the peer is read while the queue holds megabytes.)
+func limitCloseUnread(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	srv := &http1.Server{Engine: engine.Options{WriteHighWater: 32 << 20, MaxWriteBuffer: 64 << 20}}
+	h, url := limitServer(t, websocket.Options{CloseTimeout: timeout}, srv)
+	h.flood.Store(8 << 20) // more than the kernel's socket buffers take
+	for _, tc := range []struct {
+		name string
+		end  func(rc *rawConn)
+	}{
+		{"close frame", func(rc *rawConn) { rc.frame(0x88, true, closePayload(1000, "")) }},
+		{"protocol error", func(rc *rawConn) { rc.frame(0x83, true, nil) }},
+		{"end of stream", func(rc *rawConn) { rc.nc.(*net.TCPConn).CloseWrite() }},
+	} {
+		rc, sc := hostile(t, h, url)
+		rc.frame(0x81, true, []byte("flood"))
+		for by := time.Now().Add(testTimeout); sc.Buffered() < 1<<20; time.Sleep(time.Millisecond) {
+			if time.Now().After(by) {
+				t.Fatalf("%s: %d bytes queued for a peer that does not read", tc.name, sc.Buffered())
+			}
+		}
+		tc.end(rc)
+		served(t, url)
+		closeOf(t, sc, 10*timeout) // fails the test if the connection stays
+		if q := sc.Buffered(); q != 0 {
+			t.Errorf("%s: %d bytes still queued after the close", tc.name, q)
+		}
 	}
 }
 
