@@ -59,6 +59,7 @@ func TestLimits(t *testing.T) {
 		{"idle", limitIdle},
 		{"conn-cost", limitConnCost},
 		{"upgrade-head", limitUpgradeHead},
+		{"dial-head", limitDialHead},
 		{"dial-slow", limitDialSlow},
 		{"dial-read-limit", limitDialReadLimit},
 		{"dial-close-wait", limitDialCloseWait},
@@ -938,6 +939,38 @@ func dialServed(t *testing.T, e *engine.Engine) {
 	case <-ctx.Done():
 		t.Fatalf("a Dialer beside the hostile server was not served within %v", servedWithin)
 	}
+}
+
+// dial-head: a Dialer reads the server's response head up to 16 KiB; a
+// longer one, or one that never ends, fails Dial with ErrBadHandshake.
+func limitDialHead(t *testing.T) {
+	if websocket.MaxResponseHeadForTest != 16<<10 {
+		t.Errorf("the response head's cap is %d, want 16 KiB as documented", websocket.MaxResponseHeadForTest)
+	}
+	e := dialEngine(t)
+	pad := "X-Pad: " + strings.Repeat("p", 40<<10)
+	for _, tc := range []struct {
+		name    string
+		respond func(string) string
+	}{
+		{"40 KiB 101", ok101(pad)},
+		{"endless head", func(string) string {
+			return "HTTP/1.1 101 Switching Protocols\r\n" + strings.Repeat("X-Pad: p\r\n", 20000)
+		}},
+	} {
+		url, _ := rawServer(t, tc.respond)
+		d := &websocket.Dialer{Options: websocket.Options{Handler: newRecorder(false), Engine: e}}
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		c, _, err := d.Dial(ctx, url)
+		cancel()
+		if !errors.Is(err, websocket.ErrBadHandshake) {
+			t.Errorf("%s: Dial = %v, want ErrBadHandshake", tc.name, err)
+		}
+		if c != nil {
+			c.CloseNow()
+		}
+	}
+	dialServed(t, e)
 }
 
 // dial-slow: a server that trickles its response holds a Dialer's
