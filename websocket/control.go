@@ -53,7 +53,7 @@ func (c *Conn) closeReceived(p []byte) engine.Action {
 		c.startCloseWait()
 		return engine.None
 	}
-	return engine.Close
+	return c.closeAfterOutput()
 }
 
 // parseClose reads a close frame's payload (§5.5.1, §7.4): empty, or a
@@ -93,12 +93,23 @@ func (c *Conn) fail(err error) engine.Action {
 		c.writeCloseLocked(binary.BigEndian.AppendUint16(nil, uint16(code)))
 	}
 	c.wmu.Unlock()
+	return c.closeAfterOutput()
+}
+
+// closeAfterOutput ends the connection as the engine's Close action does,
+// once its queued output (the close frame last) is written, but waits
+// for that no longer than CloseTimeout: a peer that ends the connection
+// (a close frame, a protocol error, the end of its stream) and does not
+// read could otherwise hold it, and its queue, for good. It runs on the
+// loop.
+func (c *Conn) closeAfterOutput() engine.Action {
+	c.startCloseWait()
 	return engine.Close
 }
 
 // startCloseWait bounds the wait for the peer's close frame (or, for a
-// client, for the server's TCP close) by CloseTimeout. It runs on the
-// loop.
+// client, for the server's TCP close; for a connection that is closing,
+// for its output to be written) by CloseTimeout. It runs on the loop.
 func (c *Conn) startCloseWait() {
 	if !c.closeWait {
 		c.wmu.Lock()

@@ -45,14 +45,17 @@ type Dialer struct {
 // maxResponseHead caps the server's handshake response.
 const maxResponseHead = 16 << 10
 
+// defaultHandshakeTimeout is Dialer.HandshakeTimeout's default.
+const defaultHandshakeTimeout = 10 * time.Second
+
 // Dial opens a WebSocket connection to url (ws:// or wss://), served by
 // d.Handler, whose OnOpen runs before Dial returns. The server's response
 // is returned too, with its header (its body is empty), also when the
-// handshake fails: a status other than 101, or a response that breaks
-// §4.1's rules, returns an error wrapping ErrBadHandshake. When ctx (or
-// HandshakeTimeout) ends first, Dial closes the connection and returns
-// ctx's error; if the handshake ended at that very moment, OnOpen and
-// OnClose may have run.
+// handshake fails: a status other than 101, a response that breaks
+// §4.1's rules, or a response head over 16 KiB returns an error wrapping
+// ErrBadHandshake. When ctx (or HandshakeTimeout) ends first, Dial
+// closes the connection and returns ctx's error; if the handshake ended
+// at that very moment, OnOpen and OnClose may have run.
 func (d *Dialer) Dial(ctx context.Context, rawURL string) (*Conn, *http.Response, error) {
 	d.once.Do(func() { d.cfg = newConfig(d.Options) })
 	u, addr, secure, err := parseURL(rawURL)
@@ -61,7 +64,7 @@ func (d *Dialer) Dial(ctx context.Context, rawURL string) (*Conn, *http.Response
 	}
 	timeout := d.HandshakeTimeout
 	if timeout <= 0 {
-		timeout = 10 * time.Second
+		timeout = defaultHandshakeTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -147,12 +150,13 @@ func (d *Dialer) tlsConfig(u *url.URL) *tls.Config {
 // handshake is a client connection's state until the server's 101 came:
 // the request to send, then the response being read, on the loop.
 type handshake struct {
-	req  []byte
-	key  string
-	sub  []string
-	done chan struct{}
-	resp *http.Response
-	err  error
+	req      []byte
+	key      string
+	sub      []string
+	searched int // the response's bytes searched for its end, less the 3 that could begin it
+	done     chan struct{}
+	resp     *http.Response
+	err      error
 }
 
 func (d *Dialer) newHandshake(u *url.URL) *handshake {
@@ -185,18 +189,25 @@ func (hs *handshake) begin(c *Conn) {
 }
 
 // onData reads the response; once it is whole and valid, the connection
-// is a WebSocket, and what follows it is frames.
+// is a WebSocket, and what follows it is frames. A head longer than
+// maxResponseHead fails, whether its end came or not; each call searches
+// only the bytes not searched before, so a head that trickles costs its
+// length once.
 func (hs *handshake) onData(c *Conn, in *engine.Inbound) engine.Action {
 	b := in.Bytes()
-	end := bytes.Index(b, []byte("\r\n\r\n"))
+	end := bytes.Index(b[hs.searched:], []byte("\r\n\r\n"))
 	if end < 0 {
-		if len(b) > maxResponseHead {
-			hs.err = fmt.Errorf("%w: response head over %d bytes", ErrBadHandshake, maxResponseHead)
-			return engine.Close
-		}
+		hs.searched = max(len(b)-3, 0)
+	} else {
+		end += hs.searched + 4
+	}
+	if end > maxResponseHead || end < 0 && len(b) > maxResponseHead {
+		hs.err = fmt.Errorf("%w: response head over %d bytes", ErrBadHandshake, maxResponseHead)
+		return engine.Close
+	}
+	if end < 0 {
 		return engine.None
 	}
-	end += 4
 	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b[:end])), nil)
 	in.Discard(end)
 	if err == nil {

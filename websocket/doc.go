@@ -83,8 +83,21 @@
 //
 // # Limits
 //
-// Options.ReadLimit caps a message (after decompression), the engine's
-// MaxWriteBuffer and Options.MaxQueued cap what is queued, and
-// CloseTimeout the closing handshake: nothing a peer does makes a
-// connection hold memory without bound.
+// Nothing a peer sends makes a connection hold memory without a bound,
+// and none costs a goroutine, but one that net/http terminated TLS for
+// (see Upgrader). By default a message is held as it arrives up to
+// Options.ReadLimit, 1 MiB after decompression (past it: 1009 and
+// ErrReadLimit); a control frame up to 125 bytes; output for a peer that
+// does not read up to Options.MaxQueued, 1 MiB (twice that behind an
+// open stream; then ErrQueueFull), and pongs up to the engine's
+// WriteHighWater, 1 MiB, past which the loop stops reading the peer; the
+// close handshake, and the writing of what is queued once the peer ended
+// the connection, for Options.CloseTimeout, 5 s; a context-takeover
+// window, with CompressionContextTakeover only, to 32 KiB. A Dialer
+// reads a response head of at most 16 KiB, within HandshakeTimeout,
+// 10 s. Nothing closes an idle connection by default (no ping, no
+// timeout, as with gorilla's and net/http's hijacked connections): set
+// the engine's ReadIdleTimeout, and ping the clients to keep.
+// SECURITY.md lists every resource a peer can make a server hold, its
+// bound and its test.
 package websocket

@@ -51,7 +51,10 @@ type Options struct {
 
 	// CloseTimeout bounds the close handshake: how long a connection that
 	// sent a close frame waits for the peer's before it closes anyway
-	// (OnClose then gets ErrCloseTimeout). Default 5 s.
+	// (OnClose then gets ErrCloseTimeout), and how long one that the peer
+	// ended (a close frame, a protocol error, the end of its stream) waits
+	// for its queued output to be written before it is cut: a peer that
+	// does not read holds neither for longer. Default 5 s.
 	CloseTimeout time.Duration
 
 	// Engine runs the connections that are not already on gale's loops:

@@ -55,6 +55,17 @@ func (p *protocol) OnDeadline(ec *engine.Conn, err error) engine.Action {
 	return engine.None
 }
 
+// OnEOF ends a connection whose peer ended its stream without a close
+// frame: it closes once its queued output is written, within
+// CloseTimeout (see closeAfterOutput).
+func (p *protocol) OnEOF(ec *engine.Conn) engine.Action {
+	c := (*Conn)(p)
+	if c.handshake() != nil {
+		return engine.Close
+	}
+	return c.closeAfterOutput()
+}
+
 // OnClose runs the handler's OnClose, once, with the first reason
 // recorded (a close frame, a protocol error...) or else the engine's.
 func (p *protocol) OnClose(ec *engine.Conn, err error) {
@@ -107,6 +118,13 @@ func (engineHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
 
 func (engineHandler) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
 	return ec.Context().(*protocol).OnData(ec, in)
+}
+
+func (engineHandler) OnEOF(ec *engine.Conn) engine.Action {
+	if p, ok := ec.Context().(*protocol); ok {
+		return p.OnEOF(ec)
+	}
+	return engine.Close
 }
 
 func (engineHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {

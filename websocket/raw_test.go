@@ -2,6 +2,7 @@ package websocket_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -25,7 +26,19 @@ type rawConn struct {
 // with extra header lines; it returns the response too.
 func rawDial(t testing.TB, url string, extra ...string) (*rawConn, *http.Response) {
 	t.Helper()
-	hostPath := strings.TrimPrefix(url, "ws://")
+	return rawDialWith(t, url, rawOptions{}, extra...)
+}
+
+// rawOptions are rawDialWith's: the TLS configuration of a wss:// url.
+type rawOptions struct {
+	tls *tls.Config
+}
+
+// rawDialWith is rawDial with o: a ws:// or wss:// url.
+func rawDialWith(t testing.TB, url string, o rawOptions, extra ...string) (*rawConn, *http.Response) {
+	t.Helper()
+	secure := strings.HasPrefix(url, "wss://")
+	hostPath := strings.TrimPrefix(strings.TrimPrefix(url, "ws://"), "wss://")
 	host, path, _ := strings.Cut(hostPath, "/")
 	nc, err := net.Dial("tcp", host)
 	if err != nil {
@@ -33,6 +46,10 @@ func rawDial(t testing.TB, url string, extra ...string) (*rawConn, *http.Respons
 	}
 	t.Cleanup(func() { nc.Close() })
 	nc.SetDeadline(time.Now().Add(testTimeout))
+	if secure {
+		nc = tls.Client(nc, o.tls)
+		t.Cleanup(func() { nc.Close() })
+	}
 	lines := []string{"Host: " + host, "Upgrade: websocket", "Connection: Upgrade",
 		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"}
 	for _, h := range extra { // an extra line replaces the default of its name

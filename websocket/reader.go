@@ -84,7 +84,7 @@ func (c *Conn) readFrame(in *engine.Inbound) (act engine.Action, more bool) {
 	if h.fin && h.op != continuation && !h.rsv1 && int64(in.Len()) >= h.length {
 		return c.wholeMessage(h, in), true // the common case: no copy
 	}
-	if err := c.beginFrame(&h); err != nil {
+	if err := c.beginFrame(&h, in.Len()); err != nil {
 		return c.fail(err), false
 	}
 	return engine.None, true
@@ -138,13 +138,17 @@ func (c *Conn) wholeMessage(h header, in *engine.Inbound) engine.Action {
 }
 
 // beginFrame sets up the reading of a data frame's payload (and ends the
-// message at once for an empty final frame).
-func (c *Conn) beginFrame(h *header) error {
+// message at once for an empty final frame); arrived is how many bytes
+// follow its header already. A new message gets room for those, not for
+// the length its header declares: a peer that declares a large frame and
+// sends a byte of it holds a byte's worth (readPayload makes room as the
+// rest arrives).
+func (c *Conn) beginFrame(h *header, arrived int) error {
 	r := &c.rd
 	if h.op != continuation {
 		r.typ, r.compressed, r.utf8 = h.op, h.rsv1, utf8State{}
 		if r.msg == nil {
-			r.msg = getBuf(int(min(h.length, maxPooled)))
+			r.msg = getBuf(int(min(h.length, int64(arrived), maxPooled)))
 		}
 	}
 	r.inFrame, r.fin, r.remaining = true, h.fin, h.length
@@ -172,7 +176,7 @@ func (c *Conn) readPayload(in *engine.Inbound) error {
 	if r.typ == TextMessage && !r.compressed && !r.utf8.feed(p) {
 		return invalidUTF8()
 	}
-	r.msg.b = append(r.msg.b, p...)
+	r.msg.b = append(room(r.msg.b, len(p), r.remaining), p...)
 	in.Discard(len(p))
 	r.remaining -= int64(len(p))
 	if r.remaining > 0 {
@@ -183,6 +187,21 @@ func (c *Conn) readPayload(in *engine.Inbound) error {
 		return c.endMessage()
 	}
 	return nil
+}
+
+// room returns b with room for n more bytes. Growing, it at least
+// doubles b's capacity (from 512) but gives it no more than the frame's
+// remaining bytes: what the message holds stays within twice what
+// arrived, whatever its header declared.
+func room(b []byte, n int, remaining int64) []byte {
+	if len(b)+n <= cap(b) {
+		return b
+	}
+	size := max(2*cap(b), 512, len(b)+n)
+	size = int(min(int64(size), int64(len(b))+remaining))
+	grown := make([]byte, len(b), size)
+	copy(grown, b)
+	return grown
 }
 
 // endMessage delivers the message now whole.

@@ -114,7 +114,8 @@ var (
 	// a close frame.
 	ErrCloseSent = errors.New("websocket: close frame sent")
 	// ErrCloseTimeout is OnClose's error when the peer did not answer a
-	// close frame within Options.CloseTimeout.
+	// close frame within Options.CloseTimeout, or, once it ended its
+	// stream, did not read what was queued for it within that time.
 	ErrCloseTimeout = errors.New("websocket: no close frame in answer")
 	// ErrBadHandshake is returned (wrapped) by Dial when the server's
 	// answer is not a valid upgrade, and by Upgrade for a request that is
