@@ -90,7 +90,7 @@
 // ErrReadLimit); a control frame up to 125 bytes; output for a peer that
 // does not read up to Options.MaxQueued, 1 MiB (twice that behind an
 // open stream; then ErrQueueFull), and pongs up to the engine's
-// WriteHighWater, 1 MiB, past which the loop stops reading the peer; the
+// WriteHighWater, 64 KiB, past which the loop stops reading the peer; the
 // close handshake, and the writing of what is queued once the peer ended
 // the connection, for Options.CloseTimeout, 5 s; a context-takeover
 // window, with CompressionContextTakeover only, to 32 KiB. A Dialer
