@@ -114,14 +114,31 @@
 //
 // # Limits
 //
-// What a peer can make the engine hold, and the bound on each:
+// What a peer can make the engine hold, and the bound on each;
+// SECURITY.md in the repository has the full table, with net/http's
+// behaviour beside each line and the test (TestLimits, and the TLS
+// tests) that drives a hostile client to it while a well-behaved one is
+// served:
 //
+//   - Connections: a descriptor each, up to the process's open-file
+//     limit; when accept fails for want of one, the listener backs off
+//     (5 ms doubling to 1 s) and the open connections are served. None
+//     holds a goroutine (on the net backend, one while it waits for
+//     input), more than three loop timers, or a buffer while idle (about
+//     240 B).
+//   - Idle connections: Options.IdleTimeout and Options.ReadIdleTimeout
+//     (none by default, as net/http); a peer that vanished is found by TCP
+//     keep-alive, 15 s on accepted connections (Options.TCPKeepAlive).
 //   - Unconsumed input: Options.MaxInputBuffer per connection (4 MiB);
 //     past it the connection closes with ErrInputBufferFull.
-//   - Queued output: Options.MaxWriteBuffer per connection (16 MiB),
-//     ErrWriteBufferFull; reading pauses above Options.WriteHighWater.
-//   - Idle connections: Options.IdleTimeout and Options.ReadIdleTimeout
-//     (none by default, as net/http).
+//   - Queued output: reading pauses above Options.WriteHighWater (64 KiB),
+//     so a peer that does not read holds that and one read's output (on
+//     io_uring also what the kernel had received for it when reading
+//     paused); Options.MaxWriteBuffer (16 MiB) closes with
+//     ErrWriteBufferFull, and Options.OutputBudget bounds the engine's
+//     total (none by default). A close waits for its output until an idle
+//     timeout, a write deadline with Options.CloseOnDeadline, or
+//     Shutdown's context ends it.
 //   - A TLS handshake: Options.HandshakeTimeout (10 s, where net/http has
 //     none by default). Before its ClientHello is whole, about 1.7 KiB and
 //     no goroutine. After that, while it waits for its peer, a goroutine,
