@@ -10,3 +10,15 @@ func RunningHandlers(s *Server) int {
 	}
 	return p.running()
 }
+
+// RetireIdle runs a round of the pool's janitor, and returns the
+// goroutines left idle.
+func RetireIdle(s *Server) int {
+	s.mu.Lock()
+	p := s.pool
+	s.mu.Unlock()
+	p.retire()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
+}

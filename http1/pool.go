@@ -21,6 +21,7 @@ type pool struct {
 	mu      sync.Mutex
 	idle    []*worker // oldest first; the newest is reused first
 	busy    int       // handlers running and counted against max
+	epoch   uint64    // the janitor's rounds
 	stopped bool
 	quit    chan struct{} // closed by stop: ends the janitor
 }
@@ -29,11 +30,12 @@ type pool struct {
 // request it is handed while idle (nil: leave).
 type worker struct {
 	jobs  chan *exchange
-	since time.Time // when it became idle
+	since uint64 // the janitor's round when it became idle
 }
 
-// poolIdle is how long a goroutine stays idle before the janitor ends
-// it, and how often the janitor looks.
+// poolIdle is how often the janitor looks: it ends the goroutines that
+// were idle when it last looked and have stayed so (idle for poolIdle to
+// twice that).
 const poolIdle = 10 * time.Second
 
 func newPool(max int) *pool {
@@ -86,7 +88,7 @@ func (p *pool) rest(w *worker) bool {
 	if p.stopped {
 		return false
 	}
-	w.since = time.Now()
+	w.since = p.epoch
 	p.idle = append(p.idle, w)
 	return true
 }
@@ -112,18 +114,20 @@ func (p *pool) janitor() {
 	for {
 		select {
 		case <-t.C:
-			p.retire(time.Now().Add(-poolIdle))
+			p.retire()
 		case <-p.quit:
 			return
 		}
 	}
 }
 
-// retire ends the goroutines idle since before cutoff.
-func (p *pool) retire(cutoff time.Time) {
+// retire ends the goroutines idle since before the janitor's last
+// round, and starts a new round.
+func (p *pool) retire() {
 	p.mu.Lock()
+	p.epoch++
 	n := 0
-	for n < len(p.idle) && p.idle[n].since.Before(cutoff) {
+	for n < len(p.idle) && p.idle[n].since+1 < p.epoch {
 		n++
 	}
 	if n == 0 {

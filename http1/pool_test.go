@@ -273,3 +273,28 @@ func heapInUse() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
 }
+
+// The janitor ends the goroutines a burst left idle once they stayed so
+// for a whole round, and keeps those used since.
+func TestPoolRetiresIdle(t *testing.T) {
+	release := make(chan struct{})
+	srv := &http1.Server{}
+	addr := start(t, srv, blockingHandler(release))
+	for range 5 {
+		c, _ := rawConn(t, addr)
+		io.WriteString(c, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
+	}
+	waitFor(t, "five handlers running", func() bool { return http1.RunningHandlers(srv) == 5 })
+	close(release)
+	waitFor(t, "the handlers to return", func() bool { return http1.RunningHandlers(srv) == 0 })
+	if n := http1.RetireIdle(srv); n != 5 {
+		t.Fatalf("after the first round %d goroutines idle, want the burst's 5 (idle less than a round)", n)
+	}
+	getWithin(t, addr, 5*time.Second) // one of them serves again
+	if n := http1.RetireIdle(srv); n != 1 {
+		t.Fatalf("after the second round %d goroutines idle, want the 1 used since the first", n)
+	}
+	if n := http1.RetireIdle(srv); n != 0 {
+		t.Fatalf("after the third round %d goroutines idle, want none", n)
+	}
+}
