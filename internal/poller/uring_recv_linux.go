@@ -73,6 +73,7 @@ func (b *uringBackend) kickRecv(st *urState) {
 		e.BufIndex = b.br.Group()
 		if want == kRecvMulti {
 			e.IOPrio = uring.RecvMultishot
+			e.FileIndex = b.mlim // optlen: see recvLimit
 		}
 		if sock.Faulty() {
 			b.injectFault(e, sock.FaultRead, int(st.fd))
@@ -182,15 +183,27 @@ func (b *uringBackend) multiDone(st *urState, c uring.CQE, fn func(*Completion))
 	b.kickRecv(st)
 }
 
-// A multishot goes on while its owner is between two receives (aio
-// resubmits from another goroutine, after WaitIO): what arrives meanwhile
-// is spilled and served by the next receive. Past these bounds the owner
-// is taken to have stopped (engine's backpressure pauses reading), and
-// the multishot is cancelled until it asks again.
+// A multishot goes on while its owner is between two receives: what
+// arrives meanwhile is spilled and served by the next receive. Past these
+// bounds the owner is taken to have stopped (engine's backpressure pauses
+// reading), and the multishot is cancelled until it asks again.
 const (
 	spillMax  = 64 << 10
 	acceptMax = 64
 )
+
+// recvLimit is the byte limit a multishot receive is armed with where the
+// kernel takes one (uring.RecvLimit, Linux 6.17). The multishot ends once
+// it has brought that much, and kickRecv arms it again only if its owner
+// is reading: a paused owner (engine's backpressure, PauseRead) holds at
+// most recvLimit plus one provided buffer, less a byte, in spill,
+// whatever its peer sends. Without a limit the cancel at spillMax comes
+// too late to bound it: the kernel makes up to 32 receives each time
+// the socket wakes the multishot (MULTISHOT_MAX_RETRY, io_uring/net.c),
+// up to a buffer each, and a batch spilled about 1 MiB per paused
+// connection. Each arming costs a submission; 64 KiB keeps that to one
+// per two 32 KiB buffers.
+const recvLimit = spillMax
 
 // emptySpill forgets st's spilled data, all served, and gives its array
 // to the backend's spares: a connection that spilled once must not keep
