@@ -203,9 +203,10 @@ const (
 // (MULTISHOT_MAX_RETRY, io_uring/net.c), up to a buffer each, and a batch
 // spilled about 1 MiB per paused connection. The limit costs the stream
 // what the spill used to read ahead during each pause, and an arming per
-// recvLimit bytes: measured with galebench's engine stream, 10 runs each,
-// 64 KiB cost 7 % of its MB/s and 10 % more CPU per 64 KiB, 96 and 128
-// KiB about 3 % of each (docs/bench/gaps.md).
+// recvLimit bytes: measured with galebench's engine stream, 8 to 10 runs
+// each, 64 KiB cost 6-7 % of its MB/s and 6-10 % more CPU per 64 KiB,
+// 96 KiB 3-6 % and 3-5 %, and 256 KiB did no better on MB/s
+// (docs/bench/gaps.md).
 const recvLimit = 96 << 10
 
 // emptySpill forgets st's spilled data, all served, and gives its array
