@@ -19,6 +19,7 @@ import (
 	"github.com/galeio/gale/internal/backendtest"
 	"github.com/galeio/gale/internal/faulttest"
 	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/uring"
 )
 
 // testLimitsKeepAlive: a peer that vanishes from an idle connection (its
@@ -249,4 +250,11 @@ func limSomaxconn() string {
 		return "unknown"
 	}
 	return string(bytes.TrimSpace(b))
+}
+
+// limSpillUnbounded reports whether e's connections receive through a
+// multishot with no byte limit (io_uring before Linux 6.17): a paused
+// connection may then hold a batch of the loop's buffer ring in spill.
+func limSpillUnbounded(e *engine.Engine) bool {
+	return etBackend(e) == engine.IOURing && !uring.RecvLimit()
 }

@@ -68,3 +68,19 @@ func Outstanding(be Backend) (ops, orphans int) {
 	}
 	return ops, len(b.orphans)
 }
+
+// RecvLimited reports whether the io_uring backend arms its multishot
+// receives with a byte limit; false for another backend.
+func RecvLimited(be Backend) bool {
+	b, ok := be.(*uringBackend)
+	return ok && b.mlim > 0
+}
+
+// NoRecvLimit makes the io_uring backend arm its multishot receives
+// without a byte limit, as on kernels before Linux 6.17. Call it before
+// the first receive.
+func NoRecvLimit(be Backend) {
+	if b, ok := be.(*uringBackend); ok {
+		b.mlim = 0
+	}
+}

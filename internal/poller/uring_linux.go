@@ -22,8 +22,10 @@ import (
 //   - A nil-buffer receive is a multishot receive (Linux 6.0) from a
 //     provided-buffer ring shared by the loop's connections, consumed
 //     incrementally where the kernel can (Linux 6.12): one submission
-//     serves every message until the owner stops reading. A receive with a
-//     buffer is a plain receive into it.
+//     serves every message until the owner stops reading, or, where the
+//     kernel takes a byte limit (Linux 6.17), until it brought recvLimit
+//     bytes, and it is armed again only while the owner reads. A receive
+//     with a buffer is a plain receive into it.
 //   - An accept is a multishot accept (Linux 5.19).
 //   - A send is IORING_OP_SEND for one buffer and IORING_OP_SENDMSG for
 //     several, with MSG_WAITALL on streams; a short completion is
@@ -40,10 +42,13 @@ import (
 // keeps that memory referenced until the operation's last completion
 // (see "Memory the kernel sees" in poller.go).
 type uringBackend struct {
-	r       *uring.Ring
-	br      *uring.BufRing
-	prov    Provider
-	direct  bool // prov is Transient: lend ring buffers to callbacks
+	r      *uring.Ring
+	br     *uring.BufRing
+	prov   Provider
+	direct bool // prov is Transient: lend ring buffers to callbacks
+	// mlim is the byte limit a multishot receive is armed with (optlen,
+	// Linux 6.17; see recvLimit), 0 where the kernel takes none.
+	mlim    uint32
 	fds     urTable
 	bound   bool
 	unbound bool // a ring any thread drives (HandOff): the loop is not locked
@@ -119,6 +124,9 @@ func newURing(p Provider, entries uint32) (*uringBackend, error) {
 	b := &uringBackend{r: r, prov: p, unbound: unbound}
 	b.wakefd.Init(-1)
 	b.direct = transient(p)
+	if b.direct && uring.RecvLimit() {
+		b.mlim = recvLimit
+	}
 	if err := b.init(); err != nil {
 		b.teardown()
 		return nil, err

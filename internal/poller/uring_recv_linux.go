@@ -73,6 +73,7 @@ func (b *uringBackend) kickRecv(st *urState) {
 		e.BufIndex = b.br.Group()
 		if want == kRecvMulti {
 			e.IOPrio = uring.RecvMultishot
+			e.FileIndex = b.mlim // optlen: see recvLimit
 		}
 		if sock.Faulty() {
 			b.injectFault(e, sock.FaultRead, int(st.fd))
@@ -182,15 +183,31 @@ func (b *uringBackend) multiDone(st *urState, c uring.CQE, fn func(*Completion))
 	b.kickRecv(st)
 }
 
-// A multishot goes on while its owner is between two receives (aio
-// resubmits from another goroutine, after WaitIO): what arrives meanwhile
-// is spilled and served by the next receive. Past these bounds the owner
-// is taken to have stopped (engine's backpressure pauses reading), and
-// the multishot is cancelled until it asks again.
+// A multishot goes on while its owner is between two receives: what
+// arrives meanwhile is spilled and served by the next receive. Past these
+// bounds the owner is taken to have stopped (engine's backpressure pauses
+// reading), and the multishot is cancelled until it asks again.
 const (
 	spillMax  = 64 << 10
 	acceptMax = 64
 )
+
+// recvLimit is the byte limit a multishot receive is armed with where the
+// kernel takes one (uring.RecvLimit, Linux 6.17). The multishot ends once
+// it has brought that much, and kickRecv arms it again only if its owner
+// is reading: a paused owner (engine's backpressure, PauseRead) holds at
+// most recvLimit plus one provided buffer, less a byte, in spill, under
+// 128 KiB with the ring's 32 KiB buffers, whatever its peer sends.
+// Without a limit the cancel at spillMax comes too late to bound it: the
+// kernel makes up to 32 receives each time the socket wakes the multishot
+// (MULTISHOT_MAX_RETRY, io_uring/net.c), up to a buffer each, and a batch
+// spilled about 1 MiB per paused connection. The limit costs the stream
+// what the spill used to read ahead during each pause, and an arming per
+// recvLimit bytes: measured with galebench's engine stream, 8 to 10 runs
+// each, 64 KiB cost 6-7 % of its MB/s and 6-10 % more CPU per 64 KiB,
+// 96 KiB 3-6 % and 3-5 %, and 256 KiB did no better on MB/s
+// (docs/bench/gaps.md).
+const recvLimit = 96 << 10
 
 // emptySpill forgets st's spilled data, all served, and gives its array
 // to the backend's spares: a connection that spilled once must not keep
@@ -212,14 +229,26 @@ func (b *uringBackend) emptySpill(st *urState) {
 }
 
 // spillData appends data to st's spill, in the largest spare array if st
-// has none.
+// has none. Under a byte limit an array grows by doubling, but never past
+// what one multishot can bring (spillBound), where append's growth factor
+// and size classes could take it beyond.
 func (b *uringBackend) spillData(st *urState, data []byte) {
 	r := b.io(st)
 	if r.spill == nil && len(b.spares) > 0 {
 		r.spill = b.takeSpare()
 	}
+	if need := len(r.spill) + len(data); need > cap(r.spill) && b.mlim > 0 {
+		a := make([]byte, len(r.spill), max(need, min(2*cap(r.spill), b.spillBound())))
+		copy(a, r.spill)
+		r.spill = a
+	}
 	r.spill = append(r.spill, data...)
 }
+
+// spillBound returns the most a multishot receive armed with a byte limit
+// can bring beyond its owner's receives: the limit and one provided
+// buffer, less a byte (the kernel does not cut the last receive short).
+func (b *uringBackend) spillBound() int { return int(b.mlim) + b.br.Size() - 1 }
 
 // takeSpare removes the spare array of the largest capacity and returns
 // it, empty.

@@ -145,7 +145,7 @@ type SQE struct {
 	UserData    uint64
 	BufIndex    uint16 // buf_index or buf_group
 	Personality uint16
-	FileIndex   uint32
+	FileIndex   uint32 // file_index, or optlen: a multishot receive's byte limit (RecvLimit)
 	Addr3       uint64
 	pad         uint64
 }
