@@ -133,8 +133,9 @@
 //     past it the connection closes with ErrInputBufferFull.
 //   - Queued output: reading pauses above Options.WriteHighWater (64 KiB),
 //     so a peer that does not read holds that and one read's output (on
-//     io_uring also what the kernel had received for it when reading
-//     paused); Options.MaxWriteBuffer (16 MiB) closes with
+//     io_uring also what the multishot receive had brought when reading
+//     paused: under 128 KiB on Linux 6.17 and later, which bound a
+//     multishot receive's bytes); Options.MaxWriteBuffer (16 MiB) closes with
 //     ErrWriteBufferFull, and Options.OutputBudget bounds the engine's
 //     total (none by default). A close waits for its output until an idle
 //     timeout, a write deadline with Options.CloseOnDeadline, or
