@@ -3,7 +3,7 @@ package engine
 import "github.com/galeio/gale/internal/loop"
 
 // The engine's defaults and fixed bounds, for TestLimits: the figures of
-// docs/limits/engine.md.
+// SECURITY.md.
 
 // Defaults returns o with its defaults filled in, as New does.
 func Defaults(o Options) (Options, error) {

@@ -1,7 +1,7 @@
 package engine_test
 
 // What a peer can make a plain TCP engine hold, one sub-test of
-// TestLimits per row of docs/limits/engine.md: each drives a hostile
+// TestLimits per row of SECURITY.md: each drives a hostile
 // client to the bound, checks the documented outcome there, and checks
 // meanwhile that a well-behaved client of the same loop is served.
 
@@ -23,7 +23,7 @@ import (
 const limServe = 2 * time.Second
 
 // limCases are TestLimits' sub-tests, each run on every backend. Their
-// names are cited by docs/limits/engine.md: keep them.
+// names are cited by SECURITY.md: keep them.
 var limCases = []struct {
 	name string
 	f    func(t *testing.T)
@@ -48,7 +48,7 @@ var limCases = []struct {
 }
 
 // TestLimits drives a hostile client to each bound of the engine's
-// limits table (docs/limits/engine.md) on every backend, and checks that
+// limits table (SECURITY.md) on every backend, and checks that
 // a well-behaved client on the same loop is served meanwhile. Its first
 // sub-test checks the defaults the table gives.
 func TestLimits(t *testing.T) {
@@ -58,7 +58,7 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-// testLimitsDefaults checks the defaults docs/limits/engine.md gives.
+// testLimitsDefaults checks the defaults SECURITY.md gives.
 func testLimitsDefaults(t *testing.T) {
 	o, err := engine.Defaults(engine.Options{})
 	if err != nil {
@@ -84,7 +84,7 @@ func testLimitsDefaults(t *testing.T) {
 		{"pool trim interval", engine.TrimInterval, time.Second},
 	} {
 		if d.got != d.want {
-			t.Errorf("default %s = %v, want %v (docs/limits/engine.md)", d.name, d.got, d.want)
+			t.Errorf("default %s = %v, want %v (SECURITY.md)", d.name, d.got, d.want)
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // TestLimits drives a hostile peer to each bound of websocket's part of
-// the limits table (docs/limits/websocket.md, for SECURITY.md), one
+// the limits table (SECURITY.md), one
 // sub-test per line, and checks that a well-behaved client of the same
 // loop is served meanwhile. The dial- sub-tests turn it round: a hostile
 // server, and a Dialer whose loop must go on serving its other
