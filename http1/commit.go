@@ -21,6 +21,8 @@ func (w *response) commit(final bool) {
 	w.committed = true
 	h, req := w.header, w.req
 	isHEAD := req.Method == "HEAD"
+	isCONNECT := connectTunnels && req.Method == "CONNECT"
+	tunnel := isCONNECT && w.status >= 200 && w.status < 300
 	trailers := false
 	for k := range h {
 		if strings.HasPrefix(k, http.TrailerPrefix) {
@@ -69,6 +71,9 @@ func (w *response) commit(final bool) {
 	if w.ex.body.failed(req.ContentLength) {
 		w.closeAfter = true // the stream is broken past the body's end
 	}
+	if isCONNECT {
+		w.closeAfter = true // a connection is not reused after CONNECT, even refused
+	}
 	if final && !w.closeAfter && !w.ex.bodyDone.Load() && w.ex.body.unread(req.ContentLength) >= maxDiscard {
 		w.closeAfter = true
 		delete(h, "Connection")
@@ -93,6 +98,11 @@ func (w *response) commit(final bool) {
 	}
 	var teHdr string
 	switch {
+	case tunnel:
+		// The tunnel is established: what follows is no longer HTTP.
+		delete(h, "Transfer-Encoding")
+		delete(h, "Content-Length")
+		hasCL, setCL = false, false
 	case isHEAD || !bodyAllowed(w.status) || w.status == http.StatusNoContent:
 		delete(h, "Transfer-Encoding")
 	case hasCL:
@@ -118,8 +128,10 @@ func (w *response) commit(final bool) {
 	}
 	if w.closeAfter && (!ka || !hasToken(h.Get("Connection"), "close")) && !isSwitch(w.status, h) {
 		delete(h, "Connection")
-		if req.ProtoAtLeast(1, 1) {
+		if req.ProtoAtLeast(1, 1) && !tunnel {
 			connHdr = "close"
+		} else if connectTunnels {
+			connHdr = "" // Go 1.27's net/http drops a 1.0 keep-alive here too
 		}
 	}
 	b := appendStatusLine(w.head[:0], req.ProtoAtLeast(1, 1), w.status)

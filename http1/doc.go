@@ -43,10 +43,11 @@
 //
 // Every resource a client can make the server hold has a bound, and no
 // default is less safe than net/http's: a head is capped by
-// MaxHeaderBytes (431), a body's buffer by BodyBufferSize (128 KiB, grown
-// as bytes come), a response's queue at 256 KiB (the handler's Write then
-// waits), an unread body is dropped up to 256 KiB before the connection
-// closes, and a stalled TLS handshake holds no worker of the engine's.
+// MaxHeaderBytes and MaxHeaderValueCount (431), a body's buffer by
+// BodyBufferSize (128 KiB, grown as bytes come), a response's queue at
+// 256 KiB (the handler's Write then waits), an unread body is dropped up
+// to 256 KiB before the connection closes, and a stalled TLS handshake
+// holds no worker of the engine's.
 // Like net/http's, a Server sets no timeouts and no cap on handlers by
 // default: a server on the internet should set ReadHeaderTimeout,
 // ReadTimeout (or per-request deadlines), WriteTimeout and IdleTimeout,

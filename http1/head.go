@@ -147,7 +147,15 @@ func (s *Server) parseHead(head []byte) (*http.Request, error) {
 		}
 		return nil, err
 	}
-	return req, checkRequest(req, head)
+	return req, checkRequest(req, head, s.maxHeaderValues())
+}
+
+// maxHeaderValues is MaxHeaderValueCount or its default.
+func (s *Server) maxHeaderValues() int {
+	if s.MaxHeaderValueCount > 0 {
+		return s.MaxHeaderValueCount
+	}
+	return DefaultMaxHeaderValueCount
 }
 
 // isUnsupportedTE reports whether err is net/http's unsupportedTEError,
@@ -158,10 +166,11 @@ func isUnsupportedTE(err error) bool {
 	return reflect.TypeOf(err).String() == "*http.unsupportedTEError"
 }
 
-// checkRequest applies the rules net/http's server adds to its parser's.
-// http.ReadRequest has moved the Host field to req.Host, so its presence
-// and value are taken from the head.
-func checkRequest(req *http.Request, head []byte) error {
+// checkRequest applies the rules net/http's server adds to its parser's,
+// and Go 1.27's cap on the head's field lines (maxValues; each value is
+// one, the Host field included). http.ReadRequest has moved the Host
+// field to req.Host, so its presence and value are taken from the head.
+func checkRequest(req *http.Request, head []byte, maxValues int) error {
 	if req.ProtoMajor != 1 && !(req.ProtoMajor == 2 && req.ProtoMinor == 0 && req.Method == "PRI" && req.RequestURI == "*") {
 		return statusError{http.StatusHTTPVersionNotSupported, "unsupported protocol version"}
 	}
@@ -177,6 +186,16 @@ func checkRequest(req *http.Request, head []byte) error {
 		if !httpguts.ValidHostHeader(v) {
 			return statusError{http.StatusBadRequest, "malformed Host header"}
 		}
+	}
+	values := 0
+	if haveHost {
+		values++
+	}
+	for _, vv := range req.Header {
+		values += len(vv)
+	}
+	if values > maxValues {
+		return errTooLarge
 	}
 	for k, vv := range req.Header {
 		if !httpguts.ValidHeaderFieldName(k) {

@@ -28,6 +28,7 @@ func TestLimits(t *testing.T) {
 		f    func(t *testing.T)
 	}{
 		{"head-size", limitHeadSize},
+		{"header-count", limitHeaderCount},
 		{"slow-head", limitSlowHead},
 		{"handlers", limitHandlers},
 		{"handlers-cap", limitHandlersCap},
@@ -175,6 +176,26 @@ func limitHeadSize(t *testing.T) {
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil || resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || !resp.Close {
 		t.Fatalf("a 2 MiB head: %v, %v; want 431 and close", resp, err)
+	}
+	served(t, addr)
+}
+
+// header-count: a head of more field lines than MaxHeaderValueCount (500,
+// Go 1.27's net/http's), each value one and Host included, is answered
+// 431 and its connection closed; one at the bound is served.
+func limitHeaderCount(t *testing.T) {
+	addr, _ := limitServer(t, nil)
+	for _, tc := range []struct {
+		fields int
+		status int
+	}{{http1.DefaultMaxHeaderValueCount, 200}, {http1.DefaultMaxHeaderValueCount + 1, 431}} {
+		c, br := rawConn(t, addr)
+		head := "GET /ok HTTP/1.1\r\nHost: x\r\n" + strings.Repeat("X-Many: 1\r\n", tc.fields-1) + "\r\n"
+		io.WriteString(c, head)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || resp.StatusCode != tc.status || resp.Close != (tc.status == 431) {
+			t.Fatalf("a head of %d field lines: %v, %v; want %d", tc.fields, resp, err, tc.status)
+		}
 	}
 	served(t, addr)
 }

@@ -44,6 +44,12 @@ type Server struct {
 	// http.DefaultMaxHeaderBytes (1 MiB) when 0. A longer head is
 	// answered 431 and the connection closed.
 	MaxHeaderBytes int
+	// MaxHeaderValueCount caps the field lines of a request's head (each
+	// value is one, the Host field included): a head with more is
+	// answered 431 and the connection closed, as by net/http's field of
+	// the same name from Go 1.27 on (whatever Go builds this package).
+	// DefaultMaxHeaderValueCount when 0.
+	MaxHeaderValueCount int
 	// ErrorLog receives errors (panics in handlers, refused
 	// connections); the log package's standard logger when nil.
 	ErrorLog *log.Logger
@@ -112,6 +118,10 @@ type Server struct {
 	done      chan struct{}
 	closeOnce sync.Once
 }
+
+// DefaultMaxHeaderValueCount is Server.MaxHeaderValueCount's default:
+// net/http's from Go 1.27 on.
+const DefaultMaxHeaderValueCount = 500
 
 // ErrServerClosed is returned by Serve and ListenAndServe after Shutdown
 // or Close: it is net/http's, so existing checks keep working.

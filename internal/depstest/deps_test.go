@@ -75,8 +75,9 @@ var policy = map[string][]string{
 	"http1":     {"engine", "netconn"},
 	"websocket": {"engine", "http1"},
 
-	// This test's own package.
+	// This test's own package, and the front documents' checks.
 	"internal/depstest": {},
+	"internal/docstest": {},
 }
 
 // programDirs hold programs and benchmarks, which may import anything.
