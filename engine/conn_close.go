@@ -126,5 +126,7 @@ func (c *Conn) finish() {
 	} else {
 		c.fd.Close()
 	}
-	c.lp.e.handler.OnClose(c, c.closeError())
+	err := c.closeError()
+	c.lp.countClose(err)
+	c.lp.e.handler.OnClose(c, err)
 }

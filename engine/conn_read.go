@@ -180,8 +180,8 @@ func (c *Conn) onData(data []byte, kept **inbuf) {
 	// Past the cap c fails, unless it is being detached: the hand-over
 	// takes every byte, and the new owner sets its own bounds.
 	if len(rest) > c.lp.e.opts.MaxInputBuffer && c.detachedTo() == nil {
-		*kept = nil // dropped: c fails
-		c.fail(ErrInputBufferFull)
+		*kept = nil // dropped: c closes
+		c.overLimit(ErrInputBufferFull)
 		return
 	}
 	c.lp.e.inputs.keep(kept, rest, owned)
@@ -244,4 +244,16 @@ func (c *Conn) peerClosed() {
 
 func isTCP(network string) bool {
 	return network == "tcp" || network == "tcp4" || network == "tcp6"
+}
+
+// overLimit closes c for the limit err: after the handler's OnLimit, if
+// it is a LimitHandler, gracefully, so that the replies queued before and
+// what OnLimit wrote reach the peer. It runs on c's loop.
+func (c *Conn) overLimit(err error) {
+	if lh, ok := c.lp.e.handler.(LimitHandler); ok && !c.lbits.has(bClosed|bClosing) {
+		prev := c.lp.enter(c)
+		lh.OnLimit(c, err)
+		c.lp.leave(c, prev)
+	}
+	c.closeGracefully(err)
 }

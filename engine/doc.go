@@ -80,7 +80,11 @@
 // ErrWriteBufferFull, ErrInputBufferFull, ErrIdleTimeout, a deadline error
 // (with Options.CloseOnDeadline), ErrDetached, the failure of its event
 // loop (see Engine.Err), or a *net.OpError ("read", "write", "shutdown")
-// around an *os.SyscallError. A
+// around an *os.SyscallError; errors.Is tells them apart. A limit that
+// closes a connection (ErrInputBufferFull, ErrWriteBufferFull,
+// ErrIdleTimeout, ErrHandshakeTimeout) is counted in Stats (LoopStats.
+// Limits), and a LimitHandler is told before MaxInputBuffer closes one,
+// so that it can say why in its protocol. A
 // system call interrupted (EINTR) or not ready (EAGAIN) is retried and
 // never reported. Any other failure of a read or a write, a reset
 // (ECONNRESET, EPIPE) or a lack of kernel memory (ENOMEM, ENOBUFS) alike,
@@ -130,7 +134,8 @@
 //     (none by default, as net/http); a peer that vanished is found by TCP
 //     keep-alive, 15 s on accepted connections (Options.TCPKeepAlive).
 //   - Unconsumed input: Options.MaxInputBuffer per connection (4 MiB);
-//     past it the connection closes with ErrInputBufferFull.
+//     past it the connection closes with ErrInputBufferFull, after the
+//     replies queued and a LimitHandler's word.
 //   - Queued output: reading pauses above Options.WriteHighWater (64 KiB),
 //     so a peer that does not read holds that and one read's output (on
 //     io_uring also what the multishot receive had brought when reading

@@ -55,6 +55,7 @@ type loopCounters struct {
 	paused       atomic.Int64
 	timers       atomic.Int64
 	acceptErrors atomic.Uint64
+	limits       [numLimits]atomic.Uint64 // LimitStats
 }
 
 // Provide lends the loop's read buffer. The backend fills it and hands it

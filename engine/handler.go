@@ -73,6 +73,20 @@ type HalfCloser interface {
 	OnEOF(c *Conn) Action
 }
 
+// LimitHandler is implemented by a Handler that wants a word with a
+// connection one of the engine's limits is about to close, to say why in
+// its protocol (an error reply, a status): OnLimit runs on the
+// connection's loop with the limit's error, and what it writes goes out,
+// after the output queued before it, as the connection closes
+// gracefully; OnClose then gets the same error. The limit so reported
+// is Options.MaxInputBuffer's (ErrInputBufferFull): the input that
+// passed it is dropped, and nothing more is read. (Idle timeouts say
+// goodbye through OnDeadline; a connection that passed MaxWriteBuffer
+// cannot be written to.)
+type LimitHandler interface {
+	OnLimit(c *Conn, err error)
+}
+
 // BaseHandler implements Handler with callbacks that do nothing; OnData
 // discards what it is given, and OnTick asks for no ticks.
 type BaseHandler struct{}

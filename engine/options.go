@@ -37,8 +37,14 @@ type Options struct {
 	ReadBufferSize int
 	// MaxInputBuffer caps the input a connection holds unconsumed: when
 	// OnData leaves more than this many bytes in its Inbound (a frame
-	// that never ends, a line with no newline), the connection closes
-	// with ErrInputBufferFull. Default 4 MiB.
+	// that never ends, a line with no newline), the input is dropped and
+	// the connection closes gracefully with ErrInputBufferFull, after the
+	// replies already queued and what a LimitHandler's OnLimit writes to
+	// say why; Stats counts it. Default 4 MiB: a protocol whose frames may
+	// be larger sets it above its own frame limit, so that its own error
+	// answers first. (gnet, netpoll and evio set no such cap: a peer that
+	// never ends a frame grows their input without bound; net/http caps a
+	// head at 1 MiB + 4 KiB.)
 	MaxInputBuffer int
 	// WriteHighWater: once a connection has more bytes queued for output,
 	// its loop stops reading from it, so a peer that does not read what it

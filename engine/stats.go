@@ -1,5 +1,7 @@
 package engine
 
+import "errors"
+
 // LoopStats are one loop's counters.
 type LoopStats struct {
 	// Backend is the kernel interface the loop runs on (after Auto and
@@ -17,6 +19,24 @@ type LoopStats struct {
 	Timers int
 	// AcceptErrors counts failed accepts.
 	AcceptErrors uint64
+	// Limits counts the connections closed by a limit, by limit.
+	Limits LimitStats
+}
+
+// LimitStats count the connections each limit closed; OnClose got the
+// error named.
+type LimitStats struct {
+	InputBufferFull  uint64 // ErrInputBufferFull: Options.MaxInputBuffer
+	WriteBufferFull  uint64 // ErrWriteBufferFull: Options.MaxWriteBuffer
+	IdleTimeout      uint64 // ErrIdleTimeout: Options.IdleTimeout, ReadIdleTimeout
+	HandshakeTimeout uint64 // ErrHandshakeTimeout: Options.HandshakeTimeout
+}
+
+func (l *LimitStats) add(o LimitStats) {
+	l.InputBufferFull += o.InputBufferFull
+	l.WriteBufferFull += o.WriteBufferFull
+	l.IdleTimeout += o.IdleTimeout
+	l.HandshakeTimeout += o.HandshakeTimeout
 }
 
 // Stats are an engine's counters.
@@ -39,6 +59,7 @@ func (s Stats) Total() LoopStats {
 		t.Paused += l.Paused
 		t.Timers += l.Timers
 		t.AcceptErrors += l.AcceptErrors
+		t.Limits.add(l.Limits)
 	}
 	return t
 }
@@ -58,7 +79,41 @@ func (e *Engine) Stats() Stats {
 			Paused:       int(c.paused.Load()),
 			Timers:       int(c.timers.Load()),
 			AcceptErrors: c.acceptErrors.Load(),
+			Limits: LimitStats{
+				InputBufferFull:  c.limits[limitInput].Load(),
+				WriteBufferFull:  c.limits[limitWrite].Load(),
+				IdleTimeout:      c.limits[limitIdle].Load(),
+				HandshakeTimeout: c.limits[limitHandshake].Load(),
+			},
 		}
 	}
 	return s
+}
+
+// The limits LimitStats counts, as loopCounters.limits' indexes.
+const (
+	limitInput = iota
+	limitWrite
+	limitIdle
+	limitHandshake
+	numLimits
+)
+
+// countClose counts a connection closed with err, if a limit closed it.
+func (lp *eloop) countClose(err error) {
+	i := -1
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrInputBufferFull):
+		i = limitInput
+	case errors.Is(err, ErrWriteBufferFull):
+		i = limitWrite
+	case errors.Is(err, ErrIdleTimeout):
+		i = limitIdle
+	case errors.Is(err, ErrHandshakeTimeout):
+		i = limitHandshake
+	}
+	if i >= 0 {
+		lp.stats.limits[i].Add(1)
+	}
 }

@@ -41,7 +41,7 @@ func (c *Conn) feedHandshake(data []byte) {
 	t := c.tlsOf()
 	if len(data) > 0 && t.tr.Feed(data) > maxHandshakeInput {
 		if !t.hs.queued {
-			c.fail(c.opError("read", fmt.Errorf("tls handshake: more than %d bytes buffered", maxHandshakeInput)))
+			c.fail(c.opError("read", fmt.Errorf("tls handshake: more than %d bytes buffered: %w", maxHandshakeInput, ErrInputBufferFull)))
 			return
 		}
 		t.hold = true // startRead waits for the handshake's end

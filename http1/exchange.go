@@ -62,6 +62,7 @@ func (ex *exchange) release() {
 func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool) {
 	s := c.s
 	if req.Header.Get("Expect") != "" && !expectsContinue(req) {
+		s.refused.count(http.StatusExpectationFailed)
 		c.ec.Write(expectationFailed(req))
 		c.linger(in)
 		return engine.None, false
@@ -104,6 +105,7 @@ func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool
 	c.busy.Store(ex.ctx)
 	if !s.pool.submit(ex) {
 		s.logf("%v: refusing a request from %s", errNoHandlers, c.raddr)
+		s.refused.count(http.StatusServiceUnavailable)
 		c.state.Store(stIdle)
 		c.busy.Store(nil)
 		if c.cur != nil {

@@ -255,22 +255,27 @@ func (c *conn) refuse(in *engine.Inbound, err error) engine.Action {
 	c.quit.Store(true)
 	const hdrs = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 	var msg string
+	status := http.StatusBadRequest
 	switch e := err.(type) {
 	case statusError:
+		status = e.code
 		st := fmt.Sprintf("%d %s: %s", e.code, http.StatusText(e.code), e.text)
 		msg = "HTTP/1.1 " + st + hdrs + st
 	default:
 		switch err {
 		case errTooLarge:
+			status = http.StatusRequestHeaderFieldsTooLarge
 			const st = "431 Request Header Fields Too Large"
 			msg = "HTTP/1.1 " + st + hdrs + st
 		case errUnsupportedTE:
+			status = http.StatusNotImplemented
 			msg = "HTTP/1.1 501 Not Implemented" + hdrs + "Unsupported transfer encoding"
 		default:
 			const st = "400 Bad Request"
 			msg = "HTTP/1.1 " + st + hdrs + st
 		}
 	}
+	c.s.refused.count(status)
 	c.ec.Write([]byte(msg))
 	c.linger(in)
 	return engine.None

@@ -115,6 +115,7 @@ type Server struct {
 	disableKA atomic.Bool
 	open      atomic.Int64 // connections open, on loops and goroutines
 	upgrades  atomic.Int64 // upgraded connections open (Upgrade), out of conns
+	refused   refusals     // Stats.Refused
 	done      chan struct{}
 	closeOnce sync.Once
 }

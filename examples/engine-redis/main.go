@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"log"
 	"net"
@@ -52,8 +53,13 @@ func main() {
 
 // serve starts an engine serving Redis clients on addr (TCP) and returns
 // it with the address it listens on. The caller stops it with Shutdown or
-// Stop.
+// Stop. The engine's cap on unconsumed input is set above the server's
+// own (maxRequest), which answers with a protocol error first: the
+// engine's is a backstop, which OnLimit reports to the client.
 func serve(addr string, opts engine.Options) (*engine.Engine, net.Addr, error) {
+	if opts.MaxInputBuffer == 0 {
+		opts.MaxInputBuffer = maxRequest + maxInline
+	}
 	e, err := engine.New(newServer(), opts)
 	if err != nil {
 		return nil, nil, err
@@ -120,6 +126,22 @@ func (srv *server) OnData(c *engine.Conn, in *engine.Inbound) engine.Action {
 		if !more {
 			return engine.None
 		}
+	}
+}
+
+// OnLimit tells the client why the engine is closing its connection (it
+// left more than MaxInputBuffer bytes unfinished), as Redis words its
+// protocol errors.
+func (srv *server) OnLimit(c *engine.Conn, err error) {
+	c.Write(appendError(nil, protocolError("too big request").Error()))
+}
+
+// OnClose logs the connections a limit closed: a client cut off for
+// sending too much, or idling past a timeout, is worth a line.
+func (srv *server) OnClose(c *engine.Conn, err error) {
+	switch {
+	case errors.Is(err, engine.ErrInputBufferFull), errors.Is(err, engine.ErrWriteBufferFull), errors.Is(err, engine.ErrIdleTimeout):
+		log.Printf("redis: closed %v: %v", c.RemoteAddr(), err)
 	}
 }
 

@@ -314,3 +314,27 @@ func startServer(t *testing.T, opts engine.Options) (*engine.Engine, net.Addr) {
 	})
 	return e, addr
 }
+
+// A 5 MiB SET, under the server's own limits (maxBulk, maxRequest) but
+// over the engine's default MaxInputBuffer (4 MiB), is served: the engine
+// is given room for the server's limits, which answer first.
+func TestSetPastEngineDefault(t *testing.T) {
+	leaktest.Check(t)
+	_, addr := startServer(t, engine.Options{})
+	c := dial(t, addr)
+	val := bytes.Repeat([]byte("v"), 5<<20)
+	c.write(multibulk([]byte("SET"), []byte("big"), val))
+	c.expect([]byte("SET big <5 MiB>"), "+OK\r\n")
+}
+
+// Past the engine's cap (here set below the server's own), the client is
+// told why before the connection closes.
+func TestEngineLimitSaysSo(t *testing.T) {
+	leaktest.Check(t)
+	_, addr := startServer(t, engine.Options{MaxInputBuffer: 1 << 20})
+	c := dial(t, addr)
+	c.write([]byte("PING\r\n"))
+	c.expect([]byte("PING"), "+PONG\r\n")
+	go c.conn.Write(multibulk([]byte("SET"), []byte("big"), bytes.Repeat([]byte("v"), 2<<20)))
+	c.expect([]byte("SET big <2 MiB>"), "-ERR Protocol error: too big request\r\n")
+}
