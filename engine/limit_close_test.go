@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,7 +69,7 @@ func testInputLimitSaysSo(t *testing.T) {
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
-			if err != io.EOF {
+			if !etStreamEnd(err) {
 				t.Fatalf("after %q: %v, want the end of the stream", got, err)
 			}
 			break
@@ -108,7 +109,7 @@ func testInputLimitKeepsReplies(t *testing.T) {
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
-			if err != io.EOF {
+			if !etStreamEnd(err) {
 				t.Fatalf("after %d replies: %v, want the end of the stream", n, err)
 			}
 			break
@@ -159,4 +160,10 @@ func etServeLimit(t *testing.T, h *etHandler, o engine.Options) (*engine.Engine,
 	t.Helper()
 	e := etStart(t, h, o)
 	return e, etListen(t, e, "tcp")
+}
+
+// etStreamEnd reports whether err ends a stream whose every byte was
+// read: an end of file, or a reset that came after them.
+func etStreamEnd(err error) bool {
+	return err == io.EOF || errors.Is(err, syscall.ECONNRESET)
 }
