@@ -33,7 +33,7 @@ func (e *stErrs) add(err error) {
 	}
 }
 
-func (e *stErrs) check(t *testing.T, who string) {
+func (e *stErrs) check(t testing.TB, who string) {
 	t.Helper()
 	e.mu.Lock()
 	defer e.mu.Unlock()

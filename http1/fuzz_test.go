@@ -8,8 +8,8 @@ import (
 
 // fuzzPace is the differential test's pace for the fuzz target: shorter
 // waits, for more inputs a second. A difference not in knownDiffs is run
-// again at slowPace before it counts.
-var fuzzPace = diffPace{quiet: 25 * time.Millisecond, linger: 250 * time.Millisecond}
+// again at slowPaces before it counts.
+var fuzzPace = diffPace{quiet: 25 * time.Millisecond, linger: 250 * time.Millisecond, bound: 10 * time.Second}
 
 // maxFuzzInput bounds the inputs the fuzz target sends: the 431 cases of
 // the corpus are left to TestDifferential.
@@ -38,7 +38,7 @@ func FuzzDifferential(f *testing.F) {
 		if len(in) > maxFuzzInput {
 			t.Skip("too long for the fuzz target")
 		}
-		o, err := s.run(in, shut, fuzzPace)
+		o, err := s.run(in, shut, "", fuzzPace)
 		if err != nil {
 			t.Fatal(err)
 		}

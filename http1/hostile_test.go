@@ -100,28 +100,61 @@ func testNeverReadingClient(t *testing.T) {
 
 // An upload to a handler that reads slowly is held back: the loop stops
 // reading once BodyBufferSize bytes wait, so the client's writes block.
+// Once released, the handler reads the whole body. Each wait is bounded
+// by progress (uploadStall without a byte moving), not by the time the
+// 64 MiB take, which a busy machine stretches.
 func TestUploadBackpressure(t *testing.T) { backendtest.Run(t, testUploadBackpressure) }
+
+// uploadStall bounds how long TestUploadBackpressure's upload may go
+// without a byte moving once the handler reads.
+const uploadStall = 10 * time.Second
+
+// uploadResult is what a handler read of an upload.
+type uploadResult struct {
+	n   int64
+	err error
+}
+
+// awaitMoving waits for the result on got while the count sent moves;
+// it reports false once sent has stood still for uploadStall.
+func awaitMoving(got chan uploadResult, sent *atomic.Int64) (uploadResult, bool) {
+	last, moved := int64(-1), time.Now()
+	for time.Since(moved) <= uploadStall {
+		select {
+		case r := <-got:
+			return r, true
+		case <-time.After(100 * time.Millisecond):
+		}
+		if n := sent.Load(); n != last {
+			last, moved = n, time.Now()
+		}
+	}
+	return uploadResult{}, false
+}
 
 func testUploadBackpressure(t *testing.T) {
 	release := make(chan struct{})
-	got := make(chan int64, 1)
+	got := make(chan uploadResult, 1)
 	addr := start(t, &http1.Server{BodyBufferSize: 16 << 10}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b := make([]byte, 1)
 		r.Body.Read(b)
 		<-release
-		n, _ := io.Copy(io.Discard, r.Body)
-		got <- n + 1
+		n, err := io.Copy(io.Discard, r.Body)
+		got <- uploadResult{n + 1, err}
 	}))
 	c, br := rawConn(t, addr)
 	const size = 64 << 20
 	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", size)
 	var sent atomic.Int64
+	var werr atomic.Pointer[error]
 	go func() {
 		chunk := make([]byte, 64<<10)
 		for sent.Load() < size {
-			n, err := c.Write(chunk)
+			c.SetWriteDeadline(time.Now().Add(uploadStall))
+			n, err := c.Write(chunk[:min(len(chunk), size-int(sent.Load()))])
 			sent.Add(int64(n))
 			if err != nil {
+				werr.Store(&err)
 				return
 			}
 		}
@@ -131,9 +164,19 @@ func testUploadBackpressure(t *testing.T) {
 		t.Fatalf("the client sent %d MiB to a handler that reads nothing", n>>20)
 	}
 	close(release)
-	if n := <-got; n != size {
-		t.Fatalf("the handler read %d bytes, want %d", n, size)
+	r, ok := awaitMoving(got, &sent)
+	if !ok {
+		err := werr.Load()
+		if err == nil {
+			err = new(error)
+		}
+		t.Fatalf("the handler's read has not returned, and the upload has stood still for %v: the client sent %d of %d bytes, write error %v",
+			uploadStall, sent.Load(), size, *err)
 	}
+	if r.n != size || r.err != nil {
+		t.Fatalf("the handler read %d bytes, %v; want %d, nil", r.n, r.err, size)
+	}
+	c.SetReadDeadline(time.Now().Add(uploadStall))
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("got %v, %v", resp, err)

@@ -291,6 +291,9 @@ func TestPoolRetiresIdle(t *testing.T) {
 		t.Fatalf("after the first round %d goroutines idle, want the burst's 5 (idle less than a round)", n)
 	}
 	getWithin(t, addr, 5*time.Second) // one of them serves again
+	// The response can reach the client before its handler's goroutine
+	// is idle again.
+	waitFor(t, "the handler to return", func() bool { return http1.RunningHandlers(srv) == 0 })
 	if n := http1.RetireIdle(srv); n != 1 {
 		t.Fatalf("after the second round %d goroutines idle, want the 1 used since the first", n)
 	}

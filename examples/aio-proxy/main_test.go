@@ -17,6 +17,9 @@ import (
 	"github.com/galeio/gale/internal/leaktest"
 )
 
+// testTimeout bounds every wait of the tests: a dial, a return, and each
+// read and write of a connection (progressConn), so that a slow machine
+// slows the tests down but only a stall fails them.
 const testTimeout = 10 * time.Second
 
 // startProxy runs the proxy on a listener of its own, to upstream, and
@@ -48,7 +51,7 @@ func startProxy(t *testing.T, upstream string) string {
 // startUpstream serves 127.0.0.1 with handle, a goroutine per connection,
 // and returns the address. At cleanup it closes the listener and every
 // connection and waits for the handlers.
-func startUpstream(t *testing.T, handle func(c *net.TCPConn)) string {
+func startUpstream(t *testing.T, handle func(c progressConn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -68,8 +71,7 @@ func startUpstream(t *testing.T, handle func(c *net.TCPConn)) string {
 			mu.Lock()
 			conns = append(conns, c)
 			mu.Unlock()
-			c.SetDeadline(time.Now().Add(testTimeout))
-			wg.Go(func() { handle(c.(*net.TCPConn)) })
+			wg.Go(func() { handle(progress(c)) })
 		}
 	})
 	t.Cleanup(func() {
@@ -84,8 +86,34 @@ func startUpstream(t *testing.T, handle func(c *net.TCPConn)) string {
 	return ln.Addr().String()
 }
 
+// progressConn is a TCP connection each of whose reads and writes must
+// make progress within testTimeout: it sets the deadline of each as it
+// starts. io.Copy goes through them too (ReadFrom, WriteTo), not through
+// TCPConn's splice.
+type progressConn struct{ *net.TCPConn }
+
+func progress(c net.Conn) progressConn { return progressConn{c.(*net.TCPConn)} }
+
+func (c progressConn) Read(b []byte) (int, error) {
+	c.SetReadDeadline(time.Now().Add(testTimeout))
+	return c.TCPConn.Read(b)
+}
+
+func (c progressConn) Write(b []byte) (int, error) {
+	c.SetWriteDeadline(time.Now().Add(testTimeout))
+	return c.TCPConn.Write(b)
+}
+
+func (c progressConn) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(struct{ io.Writer }{c}, r)
+}
+
+func (c progressConn) WriteTo(w io.Writer) (int64, error) {
+	return io.Copy(w, struct{ io.Reader }{c})
+}
+
 // echo sends back what it reads and passes the client's half-close back.
-func echo(c *net.TCPConn) {
+func echo(c progressConn) {
 	defer c.Close()
 	if _, err := io.Copy(c, c); err == nil {
 		c.CloseWrite()
@@ -94,21 +122,20 @@ func echo(c *net.TCPConn) {
 }
 
 // dial connects to the proxy, with every operation bounded.
-func dial(t *testing.T, addr string) *net.TCPConn {
+func dial(t *testing.T, addr string) progressConn {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, testTimeout)
 	if err != nil {
 		t.Fatalf("Dial(proxy) = %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(testTimeout))
-	return c.(*net.TCPConn)
+	return progress(c)
 }
 
 // roundTrip sends n pattern bytes through the echo upstream, reading the
 // echo concurrently, then half-closes and expects exactly the same bytes
 // back followed by end of file.
-func roundTrip(c *net.TCPConn, n int, seed uint64) error {
+func roundTrip(c progressConn, n int, seed uint64) error {
 	msg := make([]byte, n)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for i := range msg {
@@ -160,7 +187,7 @@ func TestProxyEcho(t *testing.T) {
 // client, followed by end of file.
 func TestProxyHalfClose(t *testing.T) {
 	leaktest.Check(t)
-	proxy := startProxy(t, startUpstream(t, func(c *net.TCPConn) {
+	proxy := startProxy(t, startUpstream(t, func(c progressConn) {
 		defer c.Close()
 		n, err := io.Copy(io.Discard, c) // until the client's EOF
 		if err != nil {
@@ -202,7 +229,7 @@ func TestProxyUpstreamUnreachable(t *testing.T) {
 // proxy closes the client's.
 func TestProxyUpstreamReset(t *testing.T) {
 	leaktest.Check(t)
-	proxy := startProxy(t, startUpstream(t, func(c *net.TCPConn) {
+	proxy := startProxy(t, startUpstream(t, func(c progressConn) {
 		c.Read(make([]byte, 1))
 		c.SetLinger(0) // close sends RST
 		c.Close()

@@ -23,7 +23,7 @@ type chatters struct {
 }
 
 // newChatters joins n clients to the server at addr, as c0, c1...
-func newChatters(t *testing.T, addr net.Addr, n int) *chatters {
+func newChatters(t testing.TB, addr net.Addr, n int) *chatters {
 	t.Helper()
 	ch := &chatters{seq: make([]int, n), last: make([][]int, n), left: make([][]string, n)}
 	for i := range n {
@@ -44,7 +44,7 @@ func newChatters(t *testing.T, addr net.Addr, n int) *chatters {
 // every other (or any lines as many), and checks that each reads every
 // line of the others, in the order they were sent. It returns the lines
 // sent per second, all clients together.
-func (ch *chatters) chat(t *testing.T, n int) float64 {
+func (ch *chatters) chat(t testing.TB, n int) float64 {
 	t.Helper()
 	start := time.Now()
 	var wg sync.WaitGroup

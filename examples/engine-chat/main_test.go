@@ -25,7 +25,7 @@ const testTimeout = 10 * time.Second
 
 // testConfig is the configuration of the tests: the defaults of the
 // flags, with timeouts no test reaches unless it shortens them.
-func testConfig(t *testing.T) config {
+func testConfig(t testing.TB) config {
 	return config{
 		loops:        2,
 		maxLine:      4 << 10,
@@ -40,7 +40,7 @@ func testConfig(t *testing.T) config {
 
 // startServer starts a chat server on a free loopback port and stops it
 // when the test ends.
-func startServer(t *testing.T, cfg config) (*engine.Engine, net.Addr) {
+func startServer(t testing.TB, cfg config) (*engine.Engine, net.Addr) {
 	t.Helper()
 	if err := cfg.check(); err != nil {
 		t.Fatal(err)
@@ -55,12 +55,12 @@ func startServer(t *testing.T, cfg config) (*engine.Engine, net.Addr) {
 
 // client is a test's chat client.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	conn net.Conn
 	r    *bufio.Reader
 }
 
-func dial(t *testing.T, addr net.Addr) *client {
+func dial(t testing.TB, addr net.Addr) *client {
 	t.Helper()
 	c, err := net.Dial("tcp", addr.String())
 	if err != nil {
@@ -72,7 +72,7 @@ func dial(t *testing.T, addr net.Addr) *client {
 }
 
 // join dials addr, reads the welcome and joins as nick.
-func join(t *testing.T, addr net.Addr, nick string) *client {
+func join(t testing.TB, addr net.Addr, nick string) *client {
 	t.Helper()
 	c := dial(t, addr)
 	c.expect(msgWelcome)
@@ -193,12 +193,12 @@ func testChat(t *testing.T) {
 
 // testLog collects the server's log, and passes it to the test's.
 type testLog struct {
-	t     *testing.T
+	t     testing.TB
 	mu    sync.Mutex
 	lines []string
 }
 
-func newTestLog(t *testing.T) *testLog { return &testLog{t: t} }
+func newTestLog(t testing.TB) *testLog { return &testLog{t: t} }
 
 func (l *testLog) logger() *log.Logger { return log.New(l, "", 0) }
 

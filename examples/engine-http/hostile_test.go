@@ -3,7 +3,8 @@ package main
 // A hostile client that sends a request line without end: bytes and never
 // a newline (internal/floodtest). The server must refuse it once the head
 // passes maxHead, with 431, and close the connection, keeping its memory
-// bounded, while well-behaved clients go on at their pace.
+// bounded, while well-behaved clients go on at their pace
+// (BenchmarkHostileNoNewline measures how fast).
 
 import (
 	"bufio"
@@ -21,33 +22,52 @@ import (
 )
 
 // floodGood is the number of well-behaved clients, floodTrips the
-// requests each makes per measurement.
+// requests each makes per round.
 const floodGood, floodTrips = 4, 500
 
 // TestHostileNoNewline runs floodtest against the server: a request line
 // that never ends must be refused with 431 after about maxHead bytes, with
-// memory bounded, while well-behaved clients keep most of their request
-// throughput.
+// memory bounded, while well-behaved clients go on being served.
 func TestHostileNoNewline(t *testing.T) { backendtest.Run(t, testHostileNoNewline) }
 
 func testHostileNoNewline(t *testing.T) {
 	leaktest.Check(t)
+	floodtest.Run(t, floodTarget(t))
+}
+
+// BenchmarkHostileNoNewline measures the well-behaved clients'
+// throughput alone and beside the floods (floodtest.Bench): one op is a
+// round of floodTrips requests from each client.
+//
+//	go test -run '^$' -bench HostileNoNewline -count 6 ./examples/engine-http/ | tee flood.txt
+//	benchstat flood.txt
+func BenchmarkHostileNoNewline(b *testing.B) {
+	for _, state := range []string{"Alone", "Flooded"} {
+		b.Run(state, func(b *testing.B) {
+			backendtest.RunB(b, func(b *testing.B) { floodtest.Bench(b, floodTarget(b), state == "Flooded") })
+		})
+	}
+}
+
+// floodTarget starts a server and dials floodGood well-behaved clients,
+// and returns the server as floodtest's target.
+func floodTarget(t testing.TB) floodtest.Target {
 	e, addr := startServer(t, engine.Options{Loops: 2})
 	good := make([]*client, floodGood)
 	for i := range good {
 		good[i] = dial(t, addr)
 	}
-	floodtest.Run(t, floodtest.Target{
+	return floodtest.Target{
 		Addr:    addr,
 		BytesIn: func() uint64 { return e.Stats().Total().BytesIn },
 		Cap:     maxHead,
 		CapName: "maxHead",
 		Refused: func(reply []byte) bool { return replyStatus(reply) == http.StatusRequestHeaderFieldsTooLarge },
 		Want:    "a 431 response",
-		Good:    func(t *testing.T) float64 { return requests(t, good, floodTrips) },
+		Good:    func(t testing.TB) float64 { return requests(t, good, floodTrips) },
 		Unit:    "requests",
 		Clients: floodGood,
-	})
+	}
 }
 
 // replyStatus returns the status of the response in b, or 0 if b is not
@@ -68,7 +88,7 @@ func replyStatus(b []byte) int {
 // requests makes n GET requests on each client at once, reading each
 // response before the next request, and returns the requests per second,
 // all clients together.
-func requests(t *testing.T, clients []*client, n int) float64 {
+func requests(t testing.TB, clients []*client, n int) float64 {
 	t.Helper()
 	srv := newServer()
 	want := len(srv.appendHello(nil, request{http11: true, keepAlive: true}))

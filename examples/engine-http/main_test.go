@@ -92,12 +92,12 @@ func TestNetHTTPClient(t *testing.T) {
 }
 
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	conn net.Conn
 	r    *bufio.Reader
 }
 
-func dial(t *testing.T, addr net.Addr) *client {
+func dial(t testing.TB, addr net.Addr) *client {
 	t.Helper()
 	c, err := net.Dial("tcp", addr.String())
 	if err != nil {
@@ -341,7 +341,7 @@ func TestDate(t *testing.T) {
 
 // startServer starts the server on a free loopback port and shuts it down
 // when the test ends.
-func startServer(t *testing.T, opts engine.Options) (*engine.Engine, net.Addr) {
+func startServer(t testing.TB, opts engine.Options) (*engine.Engine, net.Addr) {
 	t.Helper()
 	e, addr, err := serve("127.0.0.1:0", opts)
 	if err != nil {

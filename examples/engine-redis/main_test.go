@@ -20,12 +20,12 @@ import (
 const testTimeout = 10 * time.Second
 
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	conn net.Conn
 	r    *bufio.Reader
 }
 
-func dial(t *testing.T, addr net.Addr) *client {
+func dial(t testing.TB, addr net.Addr) *client {
 	t.Helper()
 	c, err := net.Dial("tcp", addr.String())
 	if err != nil {
@@ -299,7 +299,7 @@ func setGetClient(addr net.Addr, id int) error {
 
 // startServer starts the server on a free loopback port and shuts it down
 // when the test ends.
-func startServer(t *testing.T, opts engine.Options) (*engine.Engine, net.Addr) {
+func startServer(t testing.TB, opts engine.Options) (*engine.Engine, net.Addr) {
 	t.Helper()
 	e, addr, err := serve("127.0.0.1:0", opts)
 	if err != nil {

@@ -30,13 +30,7 @@ func Kinds() []poller.Kind {
 // parallel (t.Setenv).
 func Run(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	only, restricted := os.LookupEnv(poller.EnvBackend)
-	for _, k := range Kinds() {
-		if restricted && only != "" && only != "auto" {
-			if want, err := poller.ParseKind(only); err == nil && want != k {
-				continue
-			}
-		}
+	for _, k := range selected() {
 		t.Run(k.String(), func(t *testing.T) {
 			if err := poller.Available(k); err != nil {
 				t.Skipf("%v backend unavailable here: %v", k, err)
@@ -45,6 +39,35 @@ func Run(t *testing.T, f func(t *testing.T)) {
 			f(t)
 		})
 	}
+}
+
+// RunB runs f as a sub-benchmark per backend, as Run does for tests.
+func RunB(b *testing.B, f func(b *testing.B)) {
+	b.Helper()
+	for _, k := range selected() {
+		b.Run(k.String(), func(b *testing.B) {
+			if err := poller.Available(k); err != nil {
+				b.Skipf("%v backend unavailable here: %v", k, err)
+			}
+			b.Setenv(poller.EnvBackend, k.String())
+			f(b)
+		})
+	}
+}
+
+// selected returns Kinds, or only the one GALE_BACKEND names.
+func selected() []poller.Kind {
+	only, restricted := os.LookupEnv(poller.EnvBackend)
+	var ks []poller.Kind
+	for _, k := range Kinds() {
+		if restricted && only != "" && only != "auto" {
+			if want, err := poller.ParseKind(only); err == nil && want != k {
+				continue
+			}
+		}
+		ks = append(ks, k)
+	}
+	return ks
 }
 
 // OnNet reports whether the test runs on the net backend (GALE_BACKEND

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -72,23 +73,19 @@ func (tr *Trickler) run() error {
 
 // LineTrips runs n 64-byte line round trips on each peer at once, each
 // peer within timeout, and returns the round trips per second, all peers
-// together.
-func LineTrips(t *testing.T, peers []net.Conn, n int, timeout time.Duration) float64 {
+// together. A round trip that fails or echoes other bytes fails t.
+func LineTrips(t testing.TB, peers []net.Conn, n int, timeout time.Duration) float64 {
 	t.Helper()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, p := range peers {
 		wg.Go(func() {
-			msg, got := append(bytes.Repeat([]byte{byte('a' + i)}, 63), '\n'), make([]byte, 64)
+			msg, got := lineMsg(i), make([]byte, 64)
 			p.SetDeadline(time.Now().Add(timeout))
 			defer p.SetDeadline(time.Time{})
 			for k := range n {
-				if _, err := p.Write(msg); err != nil {
-					t.Errorf("peer %d round trip %d: %v", i, k, err)
-					return
-				}
-				if _, err := io.ReadFull(p, got); err != nil || !bytes.Equal(got, msg) {
-					t.Errorf("peer %d round trip %d: %q, %v", i, k, got, err)
+				if err := lineTrip(p, msg, got); err != nil {
+					t.Errorf("peer %d round trip %d of %d: %v", i, k, n, err)
 					return
 				}
 			}
@@ -98,6 +95,49 @@ func LineTrips(t *testing.T, peers []net.Conn, n int, timeout time.Duration) flo
 	return float64(n*len(peers)) / time.Since(start).Seconds()
 }
 
+// BenchLineTrips runs 64-byte line round trips on peers, each peer on a
+// goroutine of its own (b.RunParallel, one goroutine per peer): one op is
+// one round trip. Each round trip may take up to timeout.
+func BenchLineTrips(b *testing.B, peers []net.Conn, timeout time.Duration) {
+	b.Helper()
+	var next atomic.Int64
+	b.SetParallelism((len(peers) + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.SetBytes(64)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(next.Add(1) - 1)
+		if i >= len(peers) {
+			return // SetParallelism rounds up: a goroutine without a peer
+		}
+		p, msg, got := peers[i], lineMsg(i), make([]byte, 64)
+		defer p.SetDeadline(time.Time{})
+		for pb.Next() {
+			p.SetDeadline(time.Now().Add(timeout))
+			if err := lineTrip(p, msg, got); err != nil {
+				b.Errorf("peer %d: %v", i, err)
+				return
+			}
+		}
+	})
+}
+
+// lineMsg is peer i's 64-byte line.
+func lineMsg(i int) []byte { return append(bytes.Repeat([]byte{byte('a' + i%26)}, 63), '\n') }
+
+// lineTrip writes msg to p and reads its echo into got.
+func lineTrip(p net.Conn, msg, got []byte) error {
+	if _, err := p.Write(msg); err != nil {
+		return err
+	}
+	if _, err := io.ReadFull(p, got); err != nil {
+		return err
+	}
+	if !bytes.Equal(got, msg) {
+		return fmt.Errorf("echo %q, want %q", got, msg)
+	}
+	return nil
+}
+
 // Median returns the median of v, 0 if v is empty.
 func Median(v []float64) float64 {
 	s := slices.Sorted(slices.Values(v))
@@ -105,15 +145,4 @@ func Median(v []float64) float64 {
 		return 0
 	}
 	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
-}
-
-// MedianRatio returns the median of the ratios beside[i] / alone[i]: each
-// pair's two measurements are taken back to back, so that the machine's
-// load, which drifts, weighs on both alike.
-func MedianRatio(beside, alone []float64) float64 {
-	r := make([]float64, len(beside))
-	for i := range beside {
-		r[i] = beside[i] / alone[i]
-	}
-	return Median(r)
 }
