@@ -9,7 +9,9 @@ package websocket
 // A Handler may also implement PingHandler and PongHandler.
 type Handler interface {
 	// OnOpen runs once, when the connection is established, before any
-	// other callback. Writes made in it go out first.
+	// other callback; for a connection Upgrade returned, once the HTTP
+	// handler has called SetContext or returned (see Upgrade). Writes
+	// made in it go out first.
 	OnOpen(c *Conn)
 	// OnMessage runs for each whole message: typ is TextMessage (data is
 	// valid UTF-8) or BinaryMessage. data is decompressed and unmasked,
