@@ -105,7 +105,9 @@
 // the connection, for Options.CloseTimeout, 5 s; a context-takeover
 // window, with CompressionContextTakeover only, to 32 KiB. A Dialer
 // reads a response head of at most 16 KiB, within HandshakeTimeout,
-// 10 s. Nothing closes an idle connection by default (no ping, no
+// 10 s. A connection whose callbacks wait for its HTTP handler (see
+// Upgrader.Upgrade) holds what one receive brought, reading paused.
+// Nothing closes an idle connection by default (no ping, no
 // timeout, as with gorilla's and net/http's hijacked connections): set
 // the engine's ReadIdleTimeout, and ping the clients to keep.
 // SECURITY.md lists every resource a peer can make a server hold, its
