@@ -73,11 +73,12 @@ func (g *galeLoader) connect(o *wsLoadOptions) (int, []error) {
 		st := &g.st[i]
 		st.idx = uint32(i)
 		st.greeted = make(chan struct{})
-		c, _, err := d.Dial(context.Background(), o.urls[i%len(o.urls)])
+		// The state is the connection's from the start: its callbacks may
+		// run before Dial returns.
+		c, _, err := d.DialWith(context.Background(), o.urls[i%len(o.urls)], st)
 		if err != nil {
 			return err
 		}
-		c.SetContext(st)
 		g.conns[i].Store(c)
 		if err := g.send(c, st, 0); err != nil {
 			return err

@@ -186,14 +186,20 @@ func (c *Conn) RemoteAddr() net.Addr {
 	return net.TCPAddrFromAddrPort(c.peer.addrPort())
 }
 
-// Context returns the value set with SetContext.
+// Context returns the value set with SetContext, or given with
+// Adoption.Context.
 func (c *Conn) Context() any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ctx
 }
 
-// SetContext attaches a value of the caller's to c.
+// SetContext attaches a value of the caller's to c. It may be called from
+// any goroutine, but c's callbacks may have run before: a connection that
+// Dial or Adopt returns is on its loop already, and its OnOpen may have
+// run. A value the callbacks need from the start is given before the
+// connection is live, as Adoption.Context (AdoptWith, DialWith, netconn's
+// ToEngineWith), or set in OnOpen.
 func (c *Conn) SetContext(v any) {
 	c.mu.Lock()
 	c.ctx = v

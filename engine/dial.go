@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"syscall"
@@ -11,7 +12,9 @@ import (
 )
 
 // Dial connects to addr on network and serves the connection on a loop,
-// like an accepted one (OnOpen runs there).
+// like an accepted one. OnOpen runs there, maybe before Dial returns: a
+// value it needs is given with DialWith (Adoption.Context), not set with
+// SetContext once Dial returned.
 func (e *Engine) Dial(network, addr string) (*Conn, error) {
 	return e.DialContext(context.Background(), network, addr)
 }
@@ -20,6 +23,23 @@ func (e *Engine) Dial(network, addr string) (*Conn, error) {
 // attempt. The connect itself uses package net (resolution, happy
 // eyeballs, timeouts); the connection then moves to a loop.
 func (e *Engine) DialContext(ctx context.Context, network, addr string) (*Conn, error) {
+	return e.DialWith(ctx, network, addr, Adoption{})
+}
+
+// DialWith is DialContext with more said about the connection, in
+// AdoptWith's terms: a.Context is its Context from the start, so that
+// OnOpen, which may run before DialWith returns, can read it; a.ClientTLS
+// makes it a TLS client as DialTLSContext's config does (DialWith then
+// returns once the handshake has ended; an empty ServerName is taken from
+// addr). a.Input and a.TLS, which say how a connection made elsewhere
+// stands, are refused.
+func (e *Engine) DialWith(ctx context.Context, network, addr string, a Adoption) (*Conn, error) {
+	if len(a.Input) > 0 || a.TLS != nil {
+		return nil, errDialAdoption
+	}
+	if a.ClientTLS != nil {
+		return e.dialTLS(ctx, network, addr, clientConfig(a.ClientTLS, addr), a.Context)
+	}
 	if e.stopping() {
 		return nil, ErrEngineStopped
 	}
@@ -28,14 +48,28 @@ func (e *Engine) DialContext(ctx context.Context, network, addr string) (*Conn, 
 	if err != nil {
 		return nil, err
 	}
-	return e.Adopt(nc)
+	var setup func(*Conn)
+	if a.Context != nil {
+		setup = func(c *Conn) { c.ctx = a.Context }
+	}
+	c, err := e.adopt(nc, nil, setup)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return c, nil
 }
+
+// errDialAdoption refuses what DialWith cannot do.
+var errDialAdoption = errors.New("engine: DialWith: Adoption's Input and TLS are for connections made elsewhere")
 
 // Adopt moves nc, a connection made elsewhere (accepted by net/http, or
 // after a handshake), onto a loop. The engine takes a close-on-exec
 // duplicate of its descriptor and closes nc; socket options stay. nc must
 // expose its descriptor (syscall.Conn), or Adopt returns an error matching
-// errors.ErrUnsupported.
+// errors.ErrUnsupported. OnOpen runs on the loop, maybe before Adopt
+// returns: a value it needs is given with AdoptWith (Adoption.Context),
+// not set with SetContext once Adopt returned.
 func (e *Engine) Adopt(nc net.Conn) (*Conn, error) { return e.AdoptInput(nc, nil) }
 
 // AdoptInput is Adopt for a connection some of whose input was already
@@ -44,6 +78,8 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) { return e.AdoptInput(nc, nil
 // sends nothing more, and then what arrives afterwards, in order; input
 // left unconsumed counts against Options.MaxInputBuffer as any other.
 // AdoptInput copies input: the caller's slice is free when it returns.
+// As with Adopt, OnOpen and OnData may run before it returns: AdoptWith
+// takes a value for them.
 func (e *Engine) AdoptInput(nc net.Conn, input []byte) (*Conn, error) {
 	return e.adopt(nc, input, nil)
 }

@@ -27,7 +27,10 @@
 // loop: a slow callback delays every connection of its loop. Every method
 // of Engine and Conn is safe from any goroutine. Conn.Execute runs a
 // function on the connection's loop, ordered with its other events; Wake
-// calls OnData there.
+// calls OnData there. A connection that Dial or Adopt returns is on its
+// loop already, and its OnOpen may have run: a value its callbacks need
+// from the start (Conn.Context) is given with the connection, as
+// Adoption.Context to AdoptWith or DialWith, or set in OnOpen.
 //
 // # Buffers
 //

@@ -130,12 +130,13 @@ type Adoption struct {
 	// failed one closes the connection, with OnClose and no OnOpen.
 	ClientTLS *tls.Config
 	// Context is the connection's Context from the start, so that OnOpen
-	// can read it.
+	// can read it (SetContext once AdoptWith returned may come after
+	// OnOpen and OnData).
 	Context any
 }
 
 // AdoptWith is AdoptInput with more said about the connection: see
-// Adoption.
+// Adoption. DialWith takes an Adoption too.
 func (e *Engine) AdoptWith(nc net.Conn, a Adoption) (*Conn, error) {
 	switch {
 	case (a.TLS != nil || a.ClientTLS != nil) && len(a.Input) > 0:

@@ -84,7 +84,8 @@ func (e *Engine) ListenTLS(network, addr string, config *tls.Config) (net.Addr, 
 // has ended (OnOpen has then run or is running). The handshake runs as
 // ListenTLS's do, within Options.HandshakeWorkers and
 // Options.HandshakeTimeout: while it waits for a silent server it holds
-// its goroutine, not a slot, so it delays no other handshake.
+// its goroutine, not a slot, so it delays no other handshake. A value
+// OnOpen needs is given with DialWith (Adoption.Context and ClientTLS).
 func (e *Engine) DialTLS(network, addr string, config *tls.Config) (*Conn, error) {
 	return e.DialTLSContext(context.Background(), network, addr, config)
 }
@@ -94,10 +95,15 @@ func (e *Engine) DialTLS(network, addr string, config *tls.Config) (*Conn, error
 // from addr. Renegotiation is refused whatever config says: a TLS 1.2
 // server that asks for it ends the connection.
 func (e *Engine) DialTLSContext(ctx context.Context, network, addr string, config *tls.Config) (*Conn, error) {
+	return e.dialTLS(ctx, network, addr, clientConfig(config, addr), nil)
+}
+
+// dialTLS is DialTLSContext with cfg made by clientConfig, and v as the
+// connection's Context from the start.
+func (e *Engine) dialTLS(ctx context.Context, network, addr string, cfg *tls.Config, v any) (*Conn, error) {
 	if e.stopping() {
 		return nil, ErrEngineStopped
 	}
-	cfg := clientConfig(config, addr)
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, addr)
 	if err != nil {
@@ -105,6 +111,7 @@ func (e *Engine) DialTLSContext(ctx context.Context, network, addr string, confi
 	}
 	result := make(chan error, 1)
 	c, err := e.adopt(nc, nil, func(c *Conn) {
+		c.ctx = v
 		c.setTLS(newTLSState(c, cfg, true))
 		c.tlsOf().hs.result = result
 	})

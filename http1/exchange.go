@@ -35,6 +35,8 @@ type exchange struct {
 
 	hijackBuf []byte // the unread body a hijack hands over; set on the loop, read after the detach
 
+	after []func() // AfterHandler's, run by finish; the handler's goroutine's
+
 	readBy time.Time // ReadTimeout's end for the body, if any
 }
 
@@ -181,6 +183,11 @@ func (ex *exchange) finish() bool {
 	}
 	ex.ctx.cancel(context.Canceled)
 	c.busy.CompareAndSwap(ex.ctx, nil)
+	for i, f := range ex.after {
+		ex.after[i] = nil
+		f()
+	}
+	ex.after = ex.after[:0]
 	if hijacked {
 		ex.release()
 		return detached

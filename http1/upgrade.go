@@ -72,6 +72,24 @@ func Upgrade(w http.ResponseWriter, p Protocol) (*engine.Conn, error) {
 	return c.ec, nil
 }
 
+// AfterHandler arranges for f to run once the handler that w answers for
+// has returned, on its goroutine, and reports whether it could: false
+// when w is not a loop-served response (see ErrNotLoop). It must be
+// called by that handler; f must not block.
+//
+// The request's context is canceled at the handler's return too, but
+// also before it, when the client's end comes first. A protocol that
+// holds its callbacks until the handler that upgraded the connection has
+// set it up (as websocket's Upgrader does) waits for f instead.
+func AfterHandler(w http.ResponseWriter, f func()) bool {
+	r := loopResponse(w)
+	if r == nil {
+		return false
+	}
+	r.ex.after = append(r.ex.after, f)
+	return true
+}
+
 // loopResponse finds the loop-served response behind w, looking through
 // wrappers that have an Unwrap method (as http.ResponseController does).
 func loopResponse(w http.ResponseWriter) *response {

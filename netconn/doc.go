@@ -50,7 +50,9 @@
 // A connection can move between a goroutine and an engine's callbacks
 // with no byte lost or duplicated: FromEngine turns an *engine.Conn into
 // a *Conn, and Conn.ToEngine puts a *Conn onto an engine, each carrying
-// the bytes received but not yet consumed.
+// the bytes received but not yet consumed. The engine's OnOpen may run
+// before ToEngine returns: Conn.ToEngineWith gives the connection its
+// value (engine.Adoption.Context) first, and can begin TLS on it.
 //
 // # io.Copy
 //

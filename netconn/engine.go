@@ -60,7 +60,9 @@ func FromEngine(c *engine.Conn) (*Conn, error) {
 // ToEngine moves c onto e, which serves it from then on as a connection
 // it adopted (engine.Engine.AdoptInput): OnOpen runs, then OnData gets
 // first the bytes c received ahead of Read, then what arrives afterwards.
-// c is closed: its methods fail with net.ErrClosed from then on.
+// c is closed: its methods fail with net.ErrClosed from then on. OnOpen,
+// and OnData, may run before ToEngine returns: a value they need is given
+// with ToEngineWith, not set with SetContext once ToEngine returned.
 //
 // A Read in progress on c is waited for: ToEngine returns only after it
 // did (with the bytes it got, at its deadline, or for Close), so call it
@@ -71,11 +73,25 @@ func FromEngine(c *engine.Conn) (*Conn, error) {
 // goroutine, e's callbacks included. If the move fails, c is closed, and
 // the bytes it held go with it.
 func (c *Conn) ToEngine(e *engine.Engine) (*engine.Conn, error) {
+	return c.ToEngineWith(e, engine.Adoption{})
+}
+
+// ToEngineWith is ToEngine with more said about the connection, as
+// engine.Engine.AdoptWith's Adoption says it: a.Context is its Context
+// from the start, so that OnOpen can read it; a.Input, bytes the caller
+// read from c and hands over, goes to OnData before those c received
+// ahead of Read; a.TLS or a.ClientTLS begins TLS on the connection (a
+// STARTTLS), which fails, closing c, if c holds bytes received ahead of
+// Read or a.Input has some.
+func (c *Conn) ToEngineWith(e *engine.Engine, a engine.Adoption) (*engine.Conn, error) {
 	b, err := c.takeBuffered()
 	if err != nil {
 		return nil, err
 	}
-	ec, err := e.AdoptInput(c, b)
+	if len(b) > 0 {
+		a.Input = append(a.Input[:len(a.Input):len(a.Input)], b...)
+	}
+	ec, err := e.AdoptWith(c, a)
 	if err != nil {
 		c.Close() // a failure before the engine took the descriptor leaves c open
 		return nil, err

@@ -20,14 +20,16 @@ type Conn struct {
 	// held only while a frame is made and queued, never while a caller's
 	// code runs, so the loop may take it.
 	wmu       sync.Mutex
-	closeSent bool // a close frame was queued: nothing may follow; under wmu
-	closed    bool // the connection closed, or is being cut: writes fail with net.ErrClosed; under wmu
+	closeSent bool  // a close frame was queued: nothing may follow; under wmu
+	closed    bool  // the connection closed, or is being cut: writes fail with net.ErrClosed; under wmu
+	hold      uint8 // whether callbacks wait for the HTTP handler (see hold.go); under wmu
 	role      role
 
 	// Loop-owned: the reader's state, and the close handshake's.
-	opened    bool // OnOpen ran
-	ended     bool // OnClose ran
-	closeWait bool // the close frame was sent: rare.closeBy bounds the wait
+	opened    bool  // OnOpen ran
+	ended     bool  // OnClose ran
+	closeWait bool  // the close frame was sent: rare.closeBy bounds the wait
+	parked    uint8 // what came while the callbacks waited (see hold.go)
 	rd        reader
 
 	ctx any       // the user's; under wmu
@@ -119,18 +121,30 @@ func (c *Conn) LocalAddr() net.Addr { return c.ec().LocalAddr() }
 // RemoteAddr returns the peer's network address.
 func (c *Conn) RemoteAddr() net.Addr { return c.ec().RemoteAddr() }
 
-// Context returns the value SetContext set, or nil.
+// Context returns the connection's value: the one UpgradeWith or
+// DialWith gave it, or SetContext's latest; nil if none.
 func (c *Conn) Context() any {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.ctx
 }
 
-// SetContext attaches v to the connection, for the callbacks to find.
+// SetContext attaches v to the connection, for the callbacks to find. It
+// may be called from any goroutine, callbacks included.
+//
+// On a connection that Upgrade returned, the callbacks wait for the
+// handler's first SetContext (or its return): so a handler may call
+// SetContext once Upgrade returned, as with gorilla's or nbio's
+// connections, and OnOpen already finds v. On a Dialer's connection
+// OnOpen may have run before Dial returned: give the value to DialWith
+// instead.
 func (c *Conn) SetContext(v any) {
 	c.wmu.Lock()
 	c.ctx = v
+	h := c.hold
+	c.hold = holdNone
 	c.wmu.Unlock()
+	c.resume(h)
 }
 
 // Buffered returns the number of bytes queued for the peer and not yet

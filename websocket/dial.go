@@ -49,14 +49,25 @@ const maxResponseHead = 16 << 10
 const defaultHandshakeTimeout = 10 * time.Second
 
 // Dial opens a WebSocket connection to url (ws:// or wss://), served by
-// d.Handler, whose OnOpen runs before Dial returns. The server's response
-// is returned too, with its header (its body is empty), also when the
-// handshake fails: a status other than 101, a response that breaks
-// §4.1's rules, or a response head over 16 KiB returns an error wrapping
-// ErrBadHandshake. When ctx (or HandshakeTimeout) ends first, Dial
-// closes the connection and returns ctx's error; if the handshake ended
-// at that very moment, OnOpen and OnClose may have run.
+// d.Handler. The server's response is returned too, with its header (its
+// body is empty), also when the handshake fails: a status other than
+// 101, a response that breaks §4.1's rules, or a response head over 16
+// KiB returns an error wrapping ErrBadHandshake. When ctx (or
+// HandshakeTimeout) ends first, Dial closes the connection and returns
+// ctx's error; if the handshake ended at that very moment, OnOpen and
+// OnClose may have run.
+//
+// The connection's callbacks begin as soon as the handshake ends: OnOpen
+// may run before Dial returns, and so may OnMessage when the server
+// speaks first. A value they need is given to DialWith, not set with
+// SetContext once Dial returned.
 func (d *Dialer) Dial(ctx context.Context, rawURL string) (*Conn, *http.Response, error) {
+	return d.DialWith(ctx, rawURL, nil)
+}
+
+// DialWith is Dial for a connection whose value (Conn.Context) is v from
+// the start, so that OnOpen and every callback after it find it.
+func (d *Dialer) DialWith(ctx context.Context, rawURL string, v any) (*Conn, *http.Response, error) {
 	d.once.Do(func() { d.cfg = newConfig(d.Options) })
 	u, addr, secure, err := parseURL(rawURL)
 	if err != nil {
@@ -73,7 +84,7 @@ func (d *Dialer) Dial(ctx context.Context, rawURL string) (*Conn, *http.Response
 		return nil, nil, err
 	}
 	hs := d.newHandshake(u)
-	c := &Conn{cfg: d.cfg, role: client}
+	c := &Conn{cfg: d.cfg, role: client, ctx: v}
 	c.rare.Store(&connRare{hs: hs})
 	var nd net.Dialer
 	nc, err := nd.DialContext(ctx, "tcp", addr)

@@ -41,6 +41,16 @@
 // a connection that a write or Close ends runs later, on its loop, so
 // they may be called with the caller's own locks held.
 //
+// A connection's value (Conn.Context) is there before its first
+// callback however it is given. Upgrade's connections hold their
+// callbacks until the HTTP handler calls SetContext or returns, so the
+// gorilla (and nbio) habit, c.SetContext(v) once Upgrade returned, is
+// safe, as is keeping the Conn in a table of the handler's; UpgradeWith
+// gives the value with the upgrade, for a handler that goes on after it;
+// a client connection's value is DialWith's, as its OnOpen may run before
+// Dial returns. (A connection that ends while its callbacks wait gets
+// OnOpen and OnClose when they may begin, on a goroutine of their own.)
+//
 // # Writes and slow peers
 //
 // WriteMessage, a stream's Write, WritePrepared and Broadcast write what
@@ -95,7 +105,9 @@
 // the connection, for Options.CloseTimeout, 5 s; a context-takeover
 // window, with CompressionContextTakeover only, to 32 KiB. A Dialer
 // reads a response head of at most 16 KiB, within HandshakeTimeout,
-// 10 s. Nothing closes an idle connection by default (no ping, no
+// 10 s. A connection whose callbacks wait for its HTTP handler (see
+// Upgrader.Upgrade) holds what one receive brought, reading paused.
+// Nothing closes an idle connection by default (no ping, no
 // timeout, as with gorilla's and net/http's hijacked connections): set
 // the engine's ReadIdleTimeout, and ping the clients to keep.
 // SECURITY.md lists every resource a peer can make a server hold, its

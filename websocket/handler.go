@@ -4,12 +4,17 @@ package websocket
 // connection's loop, one at a time per connection: a callback that blocks
 // stalls every connection of its loop, so hand long work to another
 // goroutine (which may write to the connection: writes are safe from any
-// goroutine). Embed BaseHandler to implement only some callbacks.
+// goroutine). (The exception: a connection that ends while its callbacks
+// wait for the HTTP handler gets OnOpen and OnClose on a goroutine of
+// their own; see Upgrader.Upgrade.) Embed BaseHandler to implement only
+// some callbacks.
 //
 // A Handler may also implement PingHandler and PongHandler.
 type Handler interface {
 	// OnOpen runs once, when the connection is established, before any
-	// other callback. Writes made in it go out first.
+	// other callback; for a connection Upgrade returned, once the HTTP
+	// handler has called SetContext or returned (see Upgrade). Writes
+	// made in it go out first.
 	OnOpen(c *Conn)
 	// OnMessage runs for each whole message: typ is TextMessage (data is
 	// valid UTF-8) or BinaryMessage. data is decompressed and unmasked,

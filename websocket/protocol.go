@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"io"
 	"net"
 
 	"github.com/galeio/gale/engine"
@@ -20,6 +21,9 @@ func (p *protocol) OnOpen(ec *engine.Conn) {
 		hs.begin(c)
 		return
 	}
+	if c.park() {
+		return // its callbacks wait for the HTTP handler (see hold.go)
+	}
 	c.open()
 }
 
@@ -33,6 +37,11 @@ func (p *protocol) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
 	c := (*Conn)(p)
 	if hs := c.handshake(); hs != nil {
 		return hs.onData(c, in)
+	}
+	if !c.opened { // its callbacks wait: the input waits with them
+		c.parked |= parkedInput
+		in.PauseRead()
+		return engine.None
 	}
 	return c.onData(in)
 }
@@ -63,6 +72,11 @@ func (p *protocol) OnEOF(ec *engine.Conn) engine.Action {
 	if c.handshake() != nil {
 		return engine.Close
 	}
+	if !c.opened { // its callbacks wait: the end waits with them
+		c.parked |= parkedEOF
+		return engine.None
+	}
+	c.rd.eof = true
 	return c.closeAfterOutput()
 }
 
@@ -74,25 +88,38 @@ func (p *protocol) OnClose(ec *engine.Conn, err error) {
 		return
 	}
 	c.ended = true
+	c.ecp.Store(ec) // (if OnOpen never came)
 	c.wmu.Lock()
 	c.endLocked() // an open stream ends, and writes fail from now on
 	r := c.rareLocked()
 	if r.closeErr == nil {
 		r.closeErr = err
-		if err == nil {
+		switch {
+		case err != nil:
+		case c.rd.eof: // closed after its queued output, once OnEOF (or its like: see hold.go) came
+			r.closeErr = io.EOF
+		default:
 			r.closeErr = net.ErrClosed
 		}
 	}
 	err = r.closeErr
+	held := !c.opened && c.hold != holdNone
+	if held {
+		c.hold = holdEnded
+	}
 	c.wmu.Unlock()
 	c.releaseReader()
 	if r.hs != nil {
 		r.hs.fail(err)
 		return
 	}
-	if c.opened {
-		c.cfg.handler.OnClose(c, err)
+	if held {
+		return // the release runs OnOpen and OnClose (see hold.go)
 	}
+	if !c.opened {
+		c.open() // the posted OnOpen came too late, or no OnOpen came: a Conn gets both
+	}
+	c.cfg.handler.OnClose(c, err)
 }
 
 // releaseReader returns the reader's buffers.

@@ -20,6 +20,7 @@ type reader struct {
 	compressed bool        // the message has RSV1 (permessage-deflate)
 	closing    bool        // a close frame was received: input is ignored
 	utf8       utf8State   // a text message's validation so far
+	eof        bool        // the peer's stream ended: OnClose gets io.EOF for want of another reason
 }
 
 // onData parses what in holds and hands whole messages to the handler.

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -41,15 +42,59 @@ type Upgrader struct {
 }
 
 // Upgrade answers r with 101 Switching Protocols and makes its connection
-// a WebSocket served by u.Handler, whose OnOpen runs before any other
-// callback (maybe before Upgrade returns). header is added to the
-// response (Set-Cookie, say); it may be nil.
+// a WebSocket served by u.Handler. header is added to the response
+// (Set-Cookie, say); it may be nil.
+//
+// The connection's callbacks wait for the handler: OnOpen, which runs
+// before any other callback, comes once the handler has called the
+// Conn's SetContext or has returned, whichever is first, and what the
+// client sends meanwhile waits for it. So gorilla's and nbio's habit is
+// safe:
+//
+//	c, err := u.Upgrade(w, r, nil)
+//	if err != nil {
+//		return // Upgrade answered the request
+//	}
+//	c.SetContext(session) // OnOpen, and every callback after it, finds it
+//
+// and so is keeping the Conn in a table before the handler returns
+// (without SetContext): OnClose cannot come first. A handler that goes
+// on after Upgrade (one that waits for the connection's end) calls
+// SetContext, with nil if it has no value, or uses UpgradeWith: until
+// then the connection reads nothing. If the connection ends while its
+// callbacks wait (the handler's CloseNow, the engine stopping), OnOpen
+// and OnClose run when they would have begun, on a goroutine of their
+// own.
+//
+// http1.Server tells when the handler returns. On a net/http server its
+// request's context does, which net/http cancels then: there r must be
+// the handler's request, or carry a context derived from its; one whose
+// context is never canceled (context.WithoutCancel's) gives no such
+// signal, and its connection's callbacks do not wait.
 //
 // A request that is not a valid upgrade is answered with an HTTP error
 // (400; 403 for a refused origin; 426 for a version other than 13) and
-// Upgrade returns an error that wraps ErrBadHandshake. The handler must
-// not write to w after Upgrade, whatever it returns.
+// Upgrade returns an error that wraps ErrBadHandshake. On a net/http
+// server, one whose context is done by the time Upgrade hijacks the
+// connection (net/http saw the client's end: a client that ended its
+// stream right after its request) fails with an error matching
+// net.ErrClosed, with no callback. The handler must not write to w after
+// Upgrade, whatever it returns.
 func (u *Upgrader) Upgrade(w http.ResponseWriter, r *http.Request, header http.Header) (*Conn, error) {
+	return u.upgrade(w, r, header, nil, true)
+}
+
+// UpgradeWith is Upgrade for a connection whose value (Conn.Context) is v
+// from the start: its callbacks need not wait for the handler, and
+// begin at once, maybe before UpgradeWith returns. Use it when the value
+// is known before the upgrade, and in a handler that goes on after it.
+func (u *Upgrader) UpgradeWith(w http.ResponseWriter, r *http.Request, header http.Header, v any) (*Conn, error) {
+	return u.upgrade(w, r, header, v, false)
+}
+
+// upgrade is Upgrade, with v as the connection's value, and its callbacks
+// held for the handler if hold is set.
+func (u *Upgrader) upgrade(w http.ResponseWriter, r *http.Request, header http.Header, v any, hold bool) (*Conn, error) {
 	u.once.Do(func() { u.cfg = newConfig(u.Options) })
 	if status, why := u.check(r); status != 0 {
 		if status == http.StatusUpgradeRequired {
@@ -58,7 +103,7 @@ func (u *Upgrader) Upgrade(w http.ResponseWriter, r *http.Request, header http.H
 		http.Error(w, http.StatusText(status)+": "+why, status)
 		return nil, fmt.Errorf("%w: %s", ErrBadHandshake, why)
 	}
-	c := &Conn{cfg: u.cfg, role: server}
+	c := &Conn{cfg: u.cfg, role: server, ctx: v}
 	h := w.Header()
 	for k, vs := range header {
 		h[k] = append(h[k], vs...)
@@ -74,6 +119,9 @@ func (u *Upgrader) Upgrade(w http.ResponseWriter, r *http.Request, header http.H
 		c.pmd = &st
 		h.Set("Sec-WebSocket-Extensions", resp)
 	}
+	if hold {
+		c.holdFor(w, r)
+	}
 	ec, err := http1.Upgrade(w, (*protocol)(c))
 	switch {
 	case err == nil:
@@ -82,7 +130,10 @@ func (u *Upgrader) Upgrade(w http.ResponseWriter, r *http.Request, header http.H
 	case !errors.Is(err, http1.ErrNotLoop):
 		return nil, err
 	}
-	return c, u.adopt(c, w)
+	if err := u.adopt(c, w, r, hold); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // check validates an upgrade request (§4.2.1); it returns the HTTP status
@@ -124,8 +175,9 @@ func (u *Upgrader) pick(r *http.Request) string {
 }
 
 // adopt takes c's connection over from a net/http server: it hijacks it,
-// writes the 101 response, and moves it onto the engine's loops.
-func (u *Upgrader) adopt(c *Conn, w http.ResponseWriter) error {
+// writes the 101 response, and moves it onto the engine's loops. hold
+// says whether c's callbacks wait for the handler's return.
+func (u *Upgrader) adopt(c *Conn, w http.ResponseWriter, r *http.Request, hold bool) error {
 	e, err := u.engineFor()
 	if err != nil {
 		return err
@@ -133,6 +185,14 @@ func (u *Upgrader) adopt(c *Conn, w http.ResponseWriter) error {
 	nc, rw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return err
+	}
+	// Until the Hijack, net/http cancels the request's context when it
+	// sees the client's end; from now on only the handler's return does,
+	// which the callbacks wait for (see holdFor). A context done already
+	// cannot tell it: the client went, and the upgrade fails.
+	if err := r.Context().Err(); hold && err != nil {
+		nc.Close()
+		return fmt.Errorf("websocket: the request's context is done (%v): %w", err, net.ErrClosed)
 	}
 	if err := writeHead(rw.Writer, w.Header()); err != nil {
 		nc.Close()
