@@ -85,6 +85,10 @@ const (
 	bProducing
 	bWrShut // the sending side is shut down
 	bReset  // close with a reset (Abort)
+	// bLinger: closing, c's output is written and its sending side shut
+	// down; it drops what it reads until its peer's end or the linger's
+	// bound (see written).
+	bLinger
 )
 
 func (b loopBits) has(f loopBits) bool { return b&f != 0 }
@@ -222,12 +226,20 @@ func (c *Conn) Execute(f func(c *Conn)) error {
 	}))
 }
 
-// Close closes c once its queued output is written; OnClose then runs
-// with a nil error. Closing a closed connection does nothing. A peer that
-// stops reading holds a closing connection until an idle timeout, a write
-// deadline with Options.CloseOnDeadline (a Close action from OnDeadline
-// does not end a close under way), or Shutdown's context ends it; Abort
-// does not wait.
+// Close closes c gracefully, so that its peer gets everything queued:
+// c's queued output is written, then (on a TCP or Unix stream) its
+// sending side is shut down, so the peer reads the end of the stream, and
+// c lingers until the peer's end, reading and dropping what the peer
+// still sends, for at most Options.CloseLinger (500 ms) and 256 KiB; only
+// then is the descriptor closed. (Closed with input unread, a socket is
+// reset instead, and the reset discards output still in flight.) A
+// connection whose peer has taken all it wrote, with nothing unread,
+// closes at once. OnClose then runs with a nil error. From Close on, the
+// handler gets no more input, and Write fails. Closing a closed
+// connection does nothing. A peer that stops reading holds a closing
+// connection until an idle timeout, a write deadline with
+// Options.CloseOnDeadline (a Close action from OnDeadline does not end a
+// close under way), or Shutdown's context ends it; Abort does not wait.
 func (c *Conn) Close() error {
 	return c.post(loop.Func(func(*loop.Loop) { c.closeGracefully(nil) }))
 }

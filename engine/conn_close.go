@@ -7,8 +7,11 @@ import (
 	"github.com/galeio/gale/internal/sock"
 )
 
-// closeGracefully closes c once its queued output is written. It runs on
-// c's loop.
+// closeGracefully closes c once its queued output is written, then, on a
+// stream, after its linger (see written). From now on the handler gets no
+// input: a stream that lingers reads on and drops what it reads, so that
+// no byte its peer sends meanwhile is left unread at the close, and others
+// stop reading. It runs on c's loop.
 func (c *Conn) closeGracefully(err error) {
 	if c.lbits.has(bClosed | bClosing) {
 		return
@@ -24,14 +27,120 @@ func (c *Conn) closeGracefully(err error) {
 	c.mu.Lock()
 	c.mbits.set(bDead, true)
 	c.mu.Unlock()
-	if c.lbits.has(bReading) {
+	switch {
+	case c.lingers():
+		// A read deadline stays: a protocol may bound its close with
+		// one (a WebSocket close handshake), until the linger's own.
+		c.startRead() // drops what comes (dropInput)
+	case c.lbits.has(bReading):
 		c.lp.l.Cancel(c.tag, loop.OpRecv)
 	}
 	if c.drained() {
-		c.finish()
+		c.written()
 	} else {
 		c.flush()
 	}
+}
+
+// lingers reports whether c, closing, shuts its sending side down once
+// its output is written and waits for its peer's end, dropping the input
+// meanwhile: a stream, unless it is being detached (the new owner reads
+// on), its TLS handshake has not ended (no OnOpen: nothing was said), or
+// Options.CloseLinger is negative.
+func (c *Conn) lingers() bool {
+	if !c.kind.has(kStream) || c.kind.has(kUDP) || c.detachedTo() != nil || c.lp.e.opts.CloseLinger < 0 {
+		return false
+	}
+	t := c.tlsOf()
+	return t == nil || t.done
+}
+
+// written goes on with closing c once its output is written. Closed now,
+// with bytes of its peer unread, the socket would be reset (RFC 2525
+// §2.17): the kernel drops what it has not sent yet, and the peer reads
+// an error after what it had. So, as net/http's
+// closeWriteAndWait does, c shuts its sending side down, and the peer
+// reads the end of the stream after the last byte; then c lingers: it
+// reads and drops until the peer's end (dropInput), Options.CloseLinger
+// or lingerMax bytes, and closes. A c whose peer had ended, that does
+// not linger, or whose peer has all it wrote (peerHasAll) closes at once.
+// It runs on c's loop.
+func (c *Conn) written() {
+	if !c.lingers() || c.lbits.has(bEOF) || c.peerHasAll() {
+		c.finish()
+		return
+	}
+	if !c.lbits.has(bWrShut) {
+		c.lbits.set(bWrShut, true)
+		if sock.Shutdown(c.fd.Sysfd(), sock.ShutWrite) != nil {
+			c.finish() // ENOTCONN: the peer is gone, there is no one to wait for
+			return
+		}
+	}
+	c.lbits.set(bLinger, true)
+	if c.timers == nil {
+		c.timers = newConnTimers(c)
+	}
+	l := c.lp.l
+	l.Schedule(&c.timers.readDL, l.Now().Add(c.lp.e.opts.CloseLinger)) // readDeadline ends the linger
+	c.startRead()
+}
+
+// peerHasAll reports whether c's kernel holds none of its peer's bytes
+// unread and none of its own not yet taken by the peer (acknowledged, on
+// TCP): a close now ends the stream with no reset and nothing to lose,
+// and c need not linger (an idle connection that Shutdown closes, say).
+// A peer that sends after that is reset, having what c wrote. It runs
+// on c's loop.
+func (c *Conn) peerHasAll() bool {
+	fd := c.fd.Sysfd()
+	in, ok := sock.Unread(fd)
+	if !ok || in > 0 {
+		return false
+	}
+	out, ok := sock.Unacked(fd)
+	return ok && out == 0
+}
+
+// dropInput handles a receive of a closing c: its handler waits for no
+// more input, so the bytes are dropped, and c reads on until its peer's
+// end (see written). A read that fails ends a lingering c, whose output
+// is written, as the peer's end does; before that it drops the output
+// as a failed send would. It runs on c's loop.
+func (c *Conn) dropInput(p loop.Completion) {
+	switch {
+	case p.Canceled():
+	case p.Errno() != 0 && !c.lbits.has(bLinger):
+		c.fail(c.opError("read", p.Errno()))
+		return
+	case p.Errno() != 0 || p.N() == 0:
+		c.lbits.set(bEOF, true) // no more input either way
+		if c.lbits.has(bLinger) {
+			c.finish()
+		}
+		return
+	default:
+		c.lp.stats.bytesIn.Add(uint64(p.N()))
+		if c.timers == nil {
+			c.timers = newConnTimers(c)
+		}
+		c.timers.dropped += p.N()
+	}
+	c.startRead()
+}
+
+// startDrop submits a receive for a closing c that lingers, unless one is
+// in flight, its peer has ended, or c has dropped lingerMax bytes
+// (backpressure and PauseRead no longer hold it: what it reads is
+// dropped).
+func (c *Conn) startDrop() {
+	if c.lbits.has(bReading|bEOF|bClosed) || c.lp.dead || !c.lingers() ||
+		(c.timers != nil && c.timers.dropped >= lingerMax) {
+		return
+	}
+	c.lbits.set(bReading, true)
+	c.lbits.set(bReadAhead, c.lp.ring)
+	c.lp.l.Recv(c.tag, nil)
 }
 
 // drain closes c for a graceful Shutdown, after the handler's OnDrain if
@@ -114,6 +223,9 @@ func (c *Conn) finish() {
 	if c.laddr.Load() == nil {
 		c.askLocal(c.fd.Sysfd()) // LocalAddr must answer after the close
 	}
+	if c.lp.draining && c.lost(dropped) {
+		c.lp.e.lost.Add(1) // Shutdown reports it
+	}
 	if (c.lbits.has(bReset) || dropped > 0) && c.kind.has(kStream) && !c.kind.has(kUDP) && c.detachedTo() == nil {
 		// Output was dropped: a reset tells the peer the stream was cut,
 		// where an end of file would pass it for a whole one.
@@ -129,4 +241,31 @@ func (c *Conn) finish() {
 	err := c.closeError()
 	c.lp.countClose(err)
 	c.lp.e.handler.OnClose(c, err)
+}
+
+// lost reports whether closing c now, with dropped bytes of output
+// dropped, may lose output its peer is owed: output dropped; a reset
+// Abort asked for; or a close with the peer's bytes unread, which the
+// kernel turns into a reset (RFC 2525 §2.17), while output c wrote is
+// not yet acknowledged (TCP: the reset discards it) or read (Unix: the
+// peer reads it, then the reset's error). Where the kernel does not say,
+// a lingering c whose peer has not ended is counted. It runs on c's
+// loop, in finish.
+func (c *Conn) lost(dropped int) bool {
+	switch {
+	case dropped > 0 || c.lbits.has(bReset):
+		return true
+	case !c.kind.has(kStream) || c.kind.has(kUDP) || c.detachedTo() != nil || c.lbits.has(bEOF):
+		return false
+	}
+	fd := c.fd.Sysfd()
+	in, ok := sock.Unread(fd)
+	if !ok {
+		return c.lbits.has(bLinger)
+	}
+	if in == 0 {
+		return false // an end of stream, not a reset
+	}
+	out, ok := sock.Unacked(fd)
+	return !ok || out > 0
 }

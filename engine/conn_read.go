@@ -70,8 +70,13 @@ func (c *Conn) open() {
 	}
 }
 
-// startRead submits a receive unless one is in flight or reading stopped.
+// startRead submits a receive unless one is in flight or reading stopped;
+// for a closing c, one that drops what it reads (startDrop).
 func (c *Conn) startRead() {
+	if c.lbits.has(bClosing) && !c.lbits.has(bClosed) && c.detachedTo() == nil {
+		c.startDrop()
+		return
+	}
 	if c.lbits.has(bReading|bPaused|bHeld|bEOF|bClosing|bClosed) || c.lp.dead || c.tlsHeld() {
 		return
 	}
@@ -102,8 +107,11 @@ func (o *connOwner) Complete(l *loop.Loop, p loop.Completion) {
 
 func (c *Conn) received(p loop.Completion) {
 	switch {
-	case c.lbits.has(bClosed) || (c.lbits.has(bClosing) && c.detachedTo() == nil):
-		return // reading was stopped; the bytes are dropped with the connection
+	case c.lbits.has(bClosed):
+		return // the bytes are dropped with the connection
+	case c.lbits.has(bClosing) && c.detachedTo() == nil:
+		c.dropInput(p)
+		return
 	case p.Canceled():
 	case p.Errno() != 0:
 		c.fail(c.opError("read", p.Errno()))
@@ -122,10 +130,11 @@ func (c *Conn) received(p loop.Completion) {
 		}
 		c.deliver(p.Bytes())
 		c.lp.in.from = nil
-		if ts := c.timers; ts != nil && !c.waitsForInput() {
+		if ts := c.timers; ts != nil && !c.lbits.has(bClosing) && !c.waitsForInput() {
 			// The handler took all it was given: the read the deadline
 			// bounded is done. Bytes left unconsumed (a partial frame)
-			// mean it still waits, and the deadline stays.
+			// mean it still waits, and the deadline stays. (A closing
+			// c's timer bounds its linger: see written.)
 			c.lp.l.Unschedule(&ts.readDL)
 			c.dropTimers()
 		}

@@ -23,8 +23,14 @@ func (c *Conn) SetDeadline(t time.Time) error {
 // input meets the deadline, which is then cleared; input left unconsumed
 // (a partial frame the handler waits to complete) does not. A zero t
 // cancels it. The timer belongs to c's loop: no runtime timer is made.
+// A closing c's read deadline bounds its close until its output is
+// written; its linger then has its own bound (Options.CloseLinger).
 func (c *Conn) SetReadDeadline(t time.Time) error {
-	return c.post(loop.Func(func(l *loop.Loop) { c.setTimer(l, func(ts *connTimers) *loop.Timer { return &ts.readDL }, t) }))
+	return c.post(loop.Func(func(l *loop.Loop) {
+		if !c.lbits.has(bLinger) {
+			c.setTimer(l, func(ts *connTimers) *loop.Timer { return &ts.readDL }, t)
+		}
+	}))
 }
 
 // SetWriteDeadline bounds c's writes, as a net.Conn's write deadline
@@ -45,11 +51,13 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 }
 
 // connTimers are a connection's loop timers, allocated when it first
-// needs one (at once with an idle timeout).
+// needs one (at once with an idle timeout, and when it lingers). While c
+// closes, readDL is the linger's bound (see Conn.written).
 type connTimers struct {
 	readDL, writeDL, idle loop.Timer
 	lastActive            atomic.Int64 // unix nanoseconds of the last read or write
 	readAt                int64        // unix nanoseconds of the last read; loop goroutine only
+	dropped               int          // bytes a closing c read and dropped (dropInput); loop goroutine only
 }
 
 func newConnTimers(c *Conn) *connTimers {
@@ -84,15 +92,22 @@ func (c *Conn) setTimer(l *loop.Loop, which func(*connTimers) *loop.Timer, t tim
 // dropTimers frees c's timers once none is armed, unless idle timeouts
 // keep them (touch reads them from any goroutine then): a connection
 // whose deadlines served a phase (an HTTP head, then an upgrade) does not
-// keep their 144 bytes for the rest of its life. Loop goroutine only.
+// keep their 144 bytes for the rest of its life. A closing c keeps them:
+// they count what it dropped. Loop goroutine only.
 func (c *Conn) dropTimers() {
 	ts := c.timers
-	if ts != nil && !c.lp.e.opts.idling() && !ts.readDL.Scheduled() && !ts.writeDL.Scheduled() {
+	if ts != nil && !c.lp.e.opts.idling() && !ts.readDL.Scheduled() && !ts.writeDL.Scheduled() && !c.lbits.has(bClosing) {
 		c.timers = nil
 	}
 }
 
-func (c *Conn) readDeadline(time.Time) { c.deadline(ErrReadDeadline) }
+func (c *Conn) readDeadline(time.Time) {
+	if c.lbits.has(bLinger) {
+		c.finish() // the linger's bound: the peer did not end in time
+		return
+	}
+	c.deadline(ErrReadDeadline)
+}
 
 func (c *Conn) writeDeadline(time.Time) {
 	if c.OutboundBuffered() > 0 {
@@ -117,6 +132,9 @@ func (c *Conn) deadline(err error) {
 func (c *Conn) idleCheck(now time.Time) {
 	o, ts := &c.lp.e.opts, c.timers
 	active := time.Unix(0, ts.lastActive.Load())
+	if c.lbits.has(bLinger) {
+		return // the output is written; the linger's own bound ends it
+	}
 	if c.lbits.has(bClosing) {
 		if due := active.Add(o.idleBound()); due.After(now) {
 			c.lp.l.Schedule(&ts.idle, due)

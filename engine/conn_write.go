@@ -383,7 +383,7 @@ func (c *Conn) sent(p loop.Completion) {
 		return
 	}
 	if c.lbits.has(bClosing) && c.drained() {
-		c.finish()
+		c.written()
 		return
 	}
 	c.flush()

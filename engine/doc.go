@@ -167,7 +167,16 @@
 // waiting until its context ends; Stop closes everything at once. A
 // callback's Shutdown action starts the same graceful shutdown, bounded by
 // Options.ShutdownTimeout (10 s by default). Neither leaves a goroutine or
-// descriptor behind. If an event loop's backend fails, the engine closes
+// descriptor behind.
+//
+// A graceful close (Conn.Close, the Close action, Shutdown) delivers what
+// was written: the queued output goes out, the sending side is shut down
+// and the connection lingers, dropping what its peer still sends, until
+// the peer's end or Options.CloseLinger (500 ms), as net/http does: a
+// socket closed with input unread is reset, and the reset discards output
+// still in flight. Shutdown returns a *ShutdownError when it closed
+// connections with output lost (its context ended first, or a peer went
+// on sending past the linger). Abort and Stop do not wait. If an event loop's backend fails, the engine closes
 // every connection (OnClose gets the failure) and stops, and Err reports
 // it.
 //

@@ -26,6 +26,9 @@ type Engine struct {
 	over    atomic.Bool  // queued > Options.OutputBudget, as last seen
 	conns   atomic.Int64
 	hs      handshakePool // TLS handshakes
+	// lost counts the connections that closed with output lost during a
+	// Shutdown (Conn.lost): what its error reports.
+	lost atomic.Int64
 
 	mu        sync.Mutex
 	listeners []*listener

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 
@@ -29,6 +30,32 @@ var (
 	// with output still queued, and Write's once it has passed.
 	ErrWriteDeadline error = &timeoutError{"engine: write deadline exceeded"}
 )
+
+// A ShutdownError is Engine.Shutdown's error when connections closed
+// with output lost.
+type ShutdownError struct {
+	// Lost counts the connections closed with output lost: output queued
+	// and dropped (cut short when the context ended, a write that failed,
+	// a peer's reset, Abort, MaxWriteBuffer), or a close with the peer's
+	// bytes unread (a peer that went on sending past the linger), which
+	// the kernel turns into a reset, while output was in flight: not yet
+	// acknowledged on TCP, which the reset discards, or not yet read on a
+	// Unix socket.
+	Lost int
+	// Err is the context's error if it ended before every connection
+	// closed, else nil.
+	Err error
+}
+
+func (e *ShutdownError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("engine: shutdown: %v: %d connections closed with output lost", e.Err, e.Lost)
+	}
+	return fmt.Sprintf("engine: shutdown: %d connections closed with output lost", e.Lost)
+}
+
+// Unwrap returns the context's error, or nil.
+func (e *ShutdownError) Unwrap() error { return e.Err }
 
 type stoppedError struct{}
 

@@ -14,9 +14,14 @@ type ManualClock = loop.ManualClock
 // NewManualClock returns a clock standing at start.
 func NewManualClock(start time.Time) *ManualClock { return loop.NewManualClock(start) }
 
-// WithClock sets the clock the engine's loops read.
+// WithClock sets the clock the engine's loops read. Unless o sets
+// CloseLinger, connections close without lingering: a linger ends on
+// that clock, which only the test moves.
 func WithClock(o Options, c *ManualClock) Options {
 	o.clock = c
+	if o.CloseLinger == 0 {
+		o.CloseLinger = -1
+	}
 	return o
 }
 

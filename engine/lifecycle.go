@@ -7,12 +7,24 @@ import (
 )
 
 // Shutdown stops the engine gracefully: it closes the listeners, so no new
-// connection is accepted, asks every connection to close once its queued
-// output is written (after a word from the handler, if it is a Drainer),
-// and waits for them until ctx ends. Connections still
-// open then are closed at once. It returns ctx's error if it had to cut
-// connections short, and ErrEngineStopped if the engine was already
-// stopping. No loop goroutine survives it.
+// connection is accepted, closes every connection as Conn.Close does
+// (after a word from the handler, if it is a Drainer): its queued output
+// written, its sending side shut down, then a linger for its peer's end
+// (Options.CloseLinger), and waits for them until ctx ends. Connections
+// still writing their output then are closed at once, dropping it
+// (OnClose gets ErrEngineStopped); those still lingering close as their
+// linger's end would close them. No loop goroutine survives it.
+//
+// Shutdown returns nil when every connection closed without losing
+// output: all of it written, and no reset. Otherwise it returns a
+// *ShutdownError, which counts the connections closed with output lost:
+// output dropped (cut short when ctx ended, a write that failed, a peer
+// that reset, Abort, MaxWriteBuffer), or a close with the peer's bytes
+// unread (a peer that went on sending past the linger), which the kernel
+// turns into a reset, while output was still in flight. Its
+// Err is ctx's error if ctx ended first, so errors.Is(err,
+// context.DeadlineExceeded) tells a deadline. It returns ErrEngineStopped
+// if the engine was already stopping.
 //
 // Called from a callback, Shutdown cannot wait for the loop it runs on: it
 // starts the shutdown and returns nil at once.
@@ -41,7 +53,10 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 		}
 	}
 	e.stopLoops()
-	return err
+	if lost := e.lost.Load(); lost > 0 {
+		return &ShutdownError{Lost: int(lost), Err: err}
+	}
+	return nil
 }
 
 // Stop closes every connection at once (OnClose gets ErrEngineStopped),
@@ -98,7 +113,13 @@ func (e *Engine) stopLoops() {
 	e.dropHeld()
 	for _, lp := range e.loops {
 		lp.l.Stop(func(*loop.Loop) {
-			lp.eachConn(func(c *Conn) { c.fail(ErrEngineStopped) })
+			lp.eachConn(func(c *Conn) {
+				if c.lbits.has(bLinger) {
+					c.finish() // its output is written: as its linger's end would
+					return
+				}
+				c.fail(ErrEngineStopped)
+			})
 		})
 	}
 	e.hs.wait() // every connection closed: no handshake waits for input

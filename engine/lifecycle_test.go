@@ -93,7 +93,8 @@ func testShutdownDrains(t *testing.T) {
 }
 
 // TestShutdownDeadline checks that Shutdown whose context ends first
-// returns its error and closes what is left with ErrEngineStopped.
+// returns its error, in a *ShutdownError that counts the connection whose
+// output it dropped, and closes what is left with ErrEngineStopped.
 func TestShutdownDeadline(t *testing.T) { backendtest.Run(t, testShutdownDeadline) }
 
 func testShutdownDeadline(t *testing.T) {
@@ -104,8 +105,12 @@ func testShutdownDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if err := e.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	err := e.Shutdown(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Shutdown = %v, want context.DeadlineExceeded", err)
+	}
+	if se, ok := err.(*engine.ShutdownError); !ok || se.Lost != 1 {
+		t.Errorf("Shutdown = %#v, want a *ShutdownError with Lost 1", err)
 	}
 	if d := time.Since(start); d > etWait {
 		t.Errorf("Shutdown took %v with a 200ms context", d)

@@ -92,6 +92,18 @@ type Options struct {
 	// its bound from its context instead. Default 10 s; negative means no
 	// bound.
 	ShutdownTimeout time.Duration
+	// CloseLinger bounds how long a gracefully closing TCP or Unix
+	// stream (Conn.Close, the Close action, an idle timeout, the peer's
+	// end, Shutdown) waits for its peer's end once its output is written
+	// and its sending side shut down. Meanwhile it reads and drops what
+	// the peer still sends, up to 256 KiB (it then stops reading, and the
+	// time bound alone remains): closed with input unread, a socket is
+	// reset, and the reset discards the output the peer has not read yet
+	// (net/http's closeWriteAndWait waits as long, rstAvoidanceDelay).
+	// A peer that reads the end of the stream and closes ends the wait at
+	// once. Default 500 ms; negative closes once the output is written,
+	// without shutting down or waiting.
+	CloseLinger time.Duration
 	// CloseOnDeadline closes a connection at once when a read or write
 	// deadline passes, after OnDeadline, dropping its queued output (what
 	// OnDeadline wrote too). By default the handler decides, and its Close
@@ -135,6 +147,16 @@ type Options struct {
 // when Options.TCPKeepAlive is 0: package net's (defaultTCPKeepAliveIdle
 // and defaultTCPKeepAliveInterval in net/dial.go).
 const defaultKeepAlive = 15 * time.Second
+
+// defaultLinger is Options.CloseLinger's default: net/http's
+// rstAvoidanceDelay (net/http/server.go), about a round trip around the
+// planet.
+const defaultLinger = 500 * time.Millisecond
+
+// lingerMax is the most a closing connection reads and drops (see
+// Conn.dropInput) before it stops reading: the linger costs its loop no
+// more than that, whatever the peer sends.
+const lingerMax = 256 << 10
 
 // idling reports whether connections have an idle timeout.
 func (o *Options) idling() bool { return o.IdleTimeout > 0 || o.ReadIdleTimeout > 0 }
@@ -187,6 +209,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.HandshakeTimeout <= 0 {
 		o.HandshakeTimeout = 10 * time.Second
+	}
+	if o.CloseLinger == 0 {
+		o.CloseLinger = defaultLinger
 	}
 	if o.ShutdownTimeout == 0 {
 		o.ShutdownTimeout = 10 * time.Second

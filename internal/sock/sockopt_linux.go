@@ -45,3 +45,21 @@ func SetKeepAlive(fd int, d time.Duration) error {
 	}
 	return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, secs)
 }
+
+// Unread returns how many bytes wait unread in the receive queue of the
+// stream socket fd (ioctl SIOCINQ, tcp(7) and unix(7)), and whether the
+// kernel said: a close(2) with bytes unread resets the connection
+// instead of ending it (RFC 2525 §2.17).
+func Unread(fd int) (int, bool) {
+	n, err := unix.IoctlGetInt(fd, unix.SIOCINQ)
+	return n, err == nil
+}
+
+// Unacked returns how many bytes written to the stream socket fd its
+// peer has not taken yet (ioctl SIOCOUTQ): on TCP, sent or not, not yet
+// acknowledged, which a reset discards; on a Unix socket, not yet read.
+// ok is whether the kernel said.
+func Unacked(fd int) (n int, ok bool) {
+	n, err := unix.IoctlGetInt(fd, unix.SIOCOUTQ)
+	return n, err == nil
+}

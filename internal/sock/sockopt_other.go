@@ -25,3 +25,11 @@ func SetKeepAlive(fd int, d time.Duration) error {
 	}
 	return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, on)
 }
+
+// Unread would return the bytes waiting unread in fd's receive queue;
+// x/sys names no FIONREAD here, so it reports that it does not know.
+func Unread(fd int) (int, bool) { return 0, false }
+
+// Unacked would return the bytes written to fd its peer has not taken
+// yet; it reports that it does not know.
+func Unacked(fd int) (int, bool) { return 0, false }

@@ -16,3 +16,9 @@ func SetKeepAlive(fd int, d time.Duration) error { return errUnsupported }
 // SetLingerZero does nothing: it is best effort, and there is no socket
 // here to set.
 func SetLingerZero(fd int) {}
+
+// Unread reports that it does not know how many bytes wait unread.
+func Unread(fd int) (int, bool) { return 0, false }
+
+// Unacked reports that it does not know what the peer has not taken.
+func Unacked(fd int) (int, bool) { return 0, false }
