@@ -74,7 +74,7 @@ func (w *response) commit(final bool) {
 	if isCONNECT {
 		w.closeAfter = true // a connection is not reused after CONNECT, even refused
 	}
-	if final && !w.closeAfter && !w.ex.bodyDone.Load() && w.ex.body.unread(req.ContentLength) >= maxDiscard {
+	if !w.closeAfter && w.bodyTooBig(final, req.ContentLength) {
 		w.closeAfter = true
 		delete(h, "Connection")
 		connHdr = "close"
@@ -275,4 +275,17 @@ func date() []byte {
 	d := &dateValue{sec: now.Unix(), v: now.UTC().AppendFormat(nil, http.TimeFormat)}
 	dateNow.Store(d)
 	return d.v
+}
+
+// bodyTooBig reports whether the request's body has at least maxDiscard
+// bytes unread as the response's head is written, so that the connection
+// closes after the response rather than drop them, and the head says so
+// (net/http's requestTooLarge). Before the handler returns, only a body of
+// known length counts, and not under EnableFullDuplex: the handler may
+// still read a chunked one.
+func (w *response) bodyTooBig(final bool, length int64) bool {
+	if w.ex.bodyDone.Load() || (!final && (length < 0 || w.fullDuplex)) {
+		return false
+	}
+	return w.ex.body.unread(length) >= maxDiscard
 }

@@ -150,8 +150,15 @@ func (c *conn) serveInput(in *engine.Inbound) engine.Action {
 				c.linger(in)
 				return engine.None
 			}
-			if c.quit.Load() || c.eof {
+			if c.eof {
 				in.Discard(in.Len())
+				return engine.None
+			}
+			if c.quit.Load() {
+				// The response is written and the connection closes: a
+				// body dropped past maxDiscard, say. Input still comes
+				// while the client sends; lingering ends it.
+				c.linger(in)
 				return engine.None
 			}
 			if in.Len() == 0 {
