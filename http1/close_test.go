@@ -101,4 +101,3 @@ func (s slowReader) Read(p []byte) (int, error) {
 	time.Sleep(20 * time.Microsecond)
 	return s.r.Read(p[:min(len(p), 8<<10)])
 }
-
