@@ -141,8 +141,12 @@
 //
 // # Platforms
 //
-// Linux, on both of its backends: every test of the package runs once on
-// epoll and once on io_uring (Config.Backend; Auto is epoll for aio). The
-// kqueue backend for macOS and the BSDs builds and vets, but no machine of
-// ours runs it yet. The package does not build on other platforms.
+// On Linux the package's tests run on each of its three backends
+// ([Config.Backend]): epoll, io_uring and [Net], the portable one on
+// package net (which skips the few that test what it lacks); [Auto] is
+// epoll for aio. On macOS and the BSDs Auto is
+// kqueue, which builds and vets (.ci/crossbuild) but no machine of ours
+// runs yet. On Windows and WebAssembly the package builds and a Watcher
+// opens on the net backend, but no conn can be delegated there (see
+// Limitations).
 package aio

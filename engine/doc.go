@@ -182,6 +182,9 @@
 //
 // # Platforms
 //
-// As package aio: Linux, where every test runs on epoll and on io_uring;
-// the kqueue backend (BSD, macOS) builds and vets but is not run in CI.
+// As package aio: on Linux every test runs on epoll, on io_uring and on
+// the portable net backend ([Net]); the kqueue backend (macOS, the BSDs)
+// builds and vets but is not run in CI; on Windows and WebAssembly the
+// package builds and an engine starts, but listening, dialing and
+// adopting fail (see Limitations).
 package engine
