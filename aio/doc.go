@@ -139,6 +139,17 @@
 // descriptor fails with EMFILE, completing the request with a *net.OpError
 // ("dup") and leaving the caller's conn open.
 //
+// # Limitations
+//
+// A conn is delegated by duplicating its descriptor, so one without a
+// descriptor (a *tls.Conn, a net.Pipe end) fails with [ErrUnsupported],
+// as does every conn on Windows and WebAssembly, where gale cannot take
+// one yet. aio moves
+// bytes only: it does not accept connections (the caller's listener does,
+// as with gaio) and has no TLS; package engine serves both on the same
+// loops. Order holds per conn and direction only (see Order and
+// concurrency).
+//
 // # Platforms
 //
 // On Linux the package's tests run on each of its three backends
