@@ -16,6 +16,11 @@ import (
 // ExampleUpgrader does, and returns its URL and a function that stops it.
 func serveEcho(o websocket.Options) (url string, stop func()) {
 	o.Handler = echoHandler{}
+	return serveOptions(o)
+}
+
+// serveOptions starts a server with o, as ExampleUpgrader does.
+func serveOptions(o websocket.Options) (url string, stop func()) {
 	u := &websocket.Upgrader{Options: o}
 	srv := &http1.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.Upgrade(w, r, nil)
