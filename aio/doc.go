@@ -139,10 +139,25 @@
 // descriptor fails with EMFILE, completing the request with a *net.OpError
 // ("dup") and leaving the caller's conn open.
 //
+// # Limitations
+//
+// A conn is delegated by duplicating its descriptor, so one without a
+// descriptor (a *tls.Conn, a net.Pipe end) fails with [ErrUnsupported],
+// as does every conn on Windows and WebAssembly, where gale cannot take
+// one yet. aio moves
+// bytes only: it does not accept connections (the caller's listener does,
+// as with gaio) and has no TLS; package engine serves both on the same
+// loops. Order holds per conn and direction only (see Order and
+// concurrency).
+//
 // # Platforms
 //
-// Linux, on both of its backends: every test of the package runs once on
-// epoll and once on io_uring (Config.Backend; Auto is epoll for aio). The
-// kqueue backend for macOS and the BSDs builds and vets, but no machine of
-// ours runs it yet. The package does not build on other platforms.
+// On Linux the package's tests run on each of its three backends
+// ([Config.Backend]): epoll, io_uring and [Net], the portable one on
+// package net (which skips the few that test what it lacks); [Auto] is
+// epoll for aio. On macOS and the BSDs Auto is
+// kqueue, which builds and vets (.ci/crossbuild) but no machine of ours
+// runs yet. On Windows and WebAssembly the package builds and a Watcher
+// opens on the net backend, but no conn can be delegated there (see
+// Limitations).
 package aio

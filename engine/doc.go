@@ -180,8 +180,23 @@
 // every connection (OnClose gets the failure) and stops, and Err reports
 // it.
 //
+// # Limitations
+//
+// A callback that blocks stalls every connection of its loop: hand long
+// work to a goroutine, which may write to the [Conn] or bring its result
+// back with [Conn.Execute]. [Engine.Adopt] needs a connection that exposes its descriptor
+// (syscall.Conn): a *tls.Conn is refused, so adopt the raw connection
+// with [Adoption.TLS] instead. A TLS connection cannot leave its loop:
+// [Conn.Detach] refuses it with errors.ErrUnsupported. On Windows and WebAssembly there are
+// no descriptors to hand the loops yet: Listen, Dial and Adopt fail with
+// errors.ErrUnsupported. The net backend ([Net]) costs a goroutine per
+// operation in flight and is the slowest.
+//
 // # Platforms
 //
-// As package aio: Linux, where every test runs on epoll and on io_uring;
-// the kqueue backend (BSD, macOS) builds and vets but is not run in CI.
+// As package aio: on Linux every test runs on epoll, on io_uring and on
+// the portable net backend ([Net]); the kqueue backend (macOS, the BSDs)
+// builds and vets but is not run in CI; on Windows and WebAssembly the
+// package builds and an engine starts, but listening, dialing and
+// adopting fail (see Limitations).
 package engine

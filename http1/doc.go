@@ -1,14 +1,14 @@
 // Package http1 serves HTTP/1.x with any net/http Handler from gale's
 // event loops.
 //
-// A Server looks and behaves like net/http's: the same fields where they
+// A [Server] looks and behaves like net/http's: the same fields where they
 // exist (Handler, TLSConfig, the timeouts, MaxHeaderBytes, ErrorLog,
 // ConnState, BaseContext, ConnContext), Serve, ListenAndServe,
 // ListenAndServeTLS, Shutdown and Close, and handlers that get a real
 // *http.Request and an http.ResponseWriter that implements http.Flusher,
 // http.Hijacker and what http.ResponseController asks for.
 //
-// What differs is the cost of a connection. By default (ModeLoop) every
+// What differs is the cost of a connection. By default ([ModeLoop]) every
 // connection is served by an engine loop: request heads are framed on the
 // loop as they arrive, with no goroutine per connection, and parsed there
 // once whole; only a request whose head is complete takes a goroutine,
@@ -18,7 +18,7 @@
 // Body.Read what arrives, in a buffer that grows with it, and stops
 // reading the socket while BodyBufferSize bytes (nearly) wait unread; a
 // handler writing to a client that does not read waits in Write.
-// ModeMixed serves connections with net/http's own goroutine per
+// [ModeMixed] serves connections with net/http's own goroutine per
 // connection while fewer than MixedThreshold are open, and with the
 // loops beyond.
 //
@@ -51,17 +51,47 @@
 // Like net/http's, a Server sets no timeouts and no cap on handlers by
 // default: a server on the internet should set ReadHeaderTimeout,
 // ReadTimeout (or per-request deadlines), WriteTimeout and IdleTimeout,
-// and may set MaxHandlers, beyond which a request is answered 503 at
+// and may set [Server.MaxHandlers], beyond which a request is answered 503 at
 // once, never queued. SECURITY.md, at the repository's root, lists every
 // such resource with its bound, its default beside net/http's, and the
 // test (TestLimits) that drives a hostile client to it while a
 // well-behaved one is served.
 //
+// # Differences from net/http
+//
+// A handler is given what net/http would give it, and a client gets the
+// same answers, except where this package chose otherwise:
+//
+//   - r.Context().Value(http.ServerContextKey) is nil: there is no
+//     *http.Server.
+//   - The body can be read after the response began, without
+//     http.ResponseController's EnableFullDuplex.
+//   - A response the handler finishes within 4 KiB (net/http: 2 KiB)
+//     gets a Content-Length, and so does a HEAD response whose handler
+//     wrote more: the length of what it wrote.
+//   - A body the handler left unread does not hold the response back: it
+//     goes out at once and the loop drops the rest as it comes (net/http
+//     first reads up to 256 KiB). A chunked one closes the connection
+//     after the response, where net/http reads it and keeps the
+//     connection.
+//   - [Server.ConnState] reports http.StateNew for a TLS connection after
+//     its handshake, not before.
+//   - Hijack fails on a TLS connection (see Limitations).
+//   - A head of more than [Server.MaxHeaderValueCount] field lines (500)
+//     is refused with 431 on every Go release, as net/http does from Go
+//     1.27 on; one longer than MaxHeaderBytes + 4 KiB is refused with 431
+//     exactly, where net/http's threshold depends on its read-ahead.
+//   - A malformed line in a head is answered 400 only once the head is
+//     whole, not at the line; a client that ends its stream in
+//     the middle of a head is closed without net/http's 400.
+//   - A 2xx answer to CONNECT is framed as the net/http of the Go release
+//     the program is built with frames it: from Go 1.27 on, as a tunnel.
+//
 // # Limitations
 //
 // HTTP/2 is not served (TLSConfig's NextProtos is "http/1.1"). A TLS
 // connection cannot be hijacked: Hijack returns http.ErrNotSupported
-// (websocket's Upgrader upgrades it on its loop instead). A chunked body
+// ([github.com/galeio/gale/websocket.Upgrader] upgrades it on its loop instead). A chunked body
 // that the loop had decoded ahead of its handler comes out of a hijacked
 // connection re-framed as one chunk of the same data.
 package http1

@@ -60,6 +60,18 @@
 // sends the bytes (sendfile), into a file it moves them (splice); other
 // copies go through a pooled buffer.
 //
+// # Limitations
+//
+// Only the networks above are served; others ("ip4:icmp", "unixpacket")
+// fail with a *net.OpError around net.UnknownNetworkError. Only TCP and Unix stream
+// connections move between modes, and a TLS connection of an engine
+// never leaves its loop: [FromEngine] refuses it, as
+// [engine.Conn.Detach] does. There is no TLS here: wrap a [Conn] in
+// crypto/tls, as on package net, or hand it to an engine with
+// [Conn.ToEngineWith], which can begin TLS on it. On Windows and
+// WebAssembly gale cannot take a descriptor yet: [Listen] and [Dial] fail
+// with an error matching errors.ErrUnsupported.
+//
 // # Backends
 //
 // ListenConfig.Backend and Dialer.Backend choose the loops' kernel

@@ -5,12 +5,12 @@
 //
 // # Entry points
 //
-// An Upgrader turns HTTP requests into connections. On gale's HTTP
-// server (http1.Server) the upgraded connection stays on the loop that
+// An [Upgrader] turns HTTP requests into connections. On gale's HTTP
+// server ([http1.Server]) the upgraded connection stays on the loop that
 // served its request, TLS included; on a net/http server the connection
-// is hijacked and adopted onto an engine's loops (see Options.Engine).
-// A Dialer opens client connections, doing the handshake on a loop too.
-// Either way the connection is a *Conn, and its events go to a Handler:
+// is hijacked and adopted onto an engine's loops (see [Options.Engine]).
+// A [Dialer] opens client connections, doing the handshake on a loop too.
+// Either way the connection is a *[Conn], and its events go to a [Handler]:
 //
 //	type echo struct{ websocket.BaseHandler }
 //
@@ -112,4 +112,16 @@
 // the engine's ReadIdleTimeout, and ping the clients to keep.
 // SECURITY.md lists every resource a peer can make a server hold, its
 // bound and its test.
+//
+// # Limitations
+//
+// A message reaches OnMessage whole, after it all arrived: there is no
+// streaming reader, so a server that takes large messages raises
+// [Options.ReadLimit] and holds them (Options' example shows how).
+// permessage-deflate is the only extension; outgoing messages never use
+// context takeover, and under a window limit below 15 bits they are
+// Huffman-coded only (compress/flate cannot shrink its window). The
+// [Dialer] speaks HTTP/1.1 and has no proxy support; neither side speaks
+// WebSocket over HTTP/2 (RFC 8441). Nothing pings or times out an idle
+// connection by default (see Limits).
 package websocket

@@ -6,9 +6,9 @@
 // a written policy (the table in deps_test.go):
 //
 //   - each package's imports from inside the module are among those its
-//     row of the table allows: internal/sock below internal/poller below
-//     internal/loop below aio and engine, and the later netconn, tlsconn,
-//     http1 and websocket above them;
+//     row of the table allows: internal/sock below internal/uring below
+//     internal/poller below internal/loop below aio and engine, and
+//     netconn, http1 and websocket above engine;
 //   - internal/sock imports nothing outside the standard library but
 //     golang.org/x/sys/unix, and the core (everything but bench/, cmd/ and
 //     examples/) depends, directly or not, on no module other than the

@@ -5,9 +5,10 @@
 //
 // # Concurrency
 //
-// Post, Stop and Running are safe from any goroutine. Every other method
-// must be called on the loop goroutine, that is from a Task, an Owner's
-// Complete, a Timer's callback or the Flush hook.
+// Post, Done, Kind and OnLoop are safe from any goroutine; Stop and Err
+// too, but not from the loop goroutine, as they wait for it to end. Every
+// other method must be called on the loop goroutine, that is from a Task,
+// an Owner's Complete, a Timer's callback or the Config.Flush hook.
 //
 // # Wake-ups
 //
