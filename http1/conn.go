@@ -41,7 +41,7 @@ type conn struct {
 	busy atomic.Pointer[reqCtx]
 
 	// The fields are packed: an idle connection is this struct, its
-	// engine.Conn and its socket (ARCHITECTURE.md).
+	// engine.Conn and its socket (CHANGELOG.md has its history).
 	inHead    bool      // a head has begun arriving
 	afterPOST bool      // the last request was a POST: skip stray CRLFs
 	held      bool      // reading paused (PauseRead)

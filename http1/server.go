@@ -100,7 +100,7 @@ type Server struct {
 	// goroutines and write their responses themselves, so every request
 	// crosses between the loop and a handler goroutine twice; io_uring's
 	// loop holds its OS thread, which makes each crossing a futex wake-up,
-	// and its idle connection costs more memory (see ARCHITECTURE.md).
+	// and its idle connection costs more memory (CHANGELOG.md, "http1", has the figures).
 	// Set engine.IOURing to have it anyway; GALE_BACKEND overrides both.
 	Engine engine.Options
 

@@ -29,7 +29,7 @@ const epollEvents = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLE
 // blocked in the system call would instead hold an OS thread and leave its
 // P to be retaken, and each wake-up would cost a thread hand-off, which
 // made the blocking loop the slower of the two in request-response
-// exchanges (the figures are in ARCHITECTURE.md).
+// exchanges (the figures are in CHANGELOG.md).
 type epoll struct {
 	epfd int
 	// wakefd is the eventfd(2) wake writes. wake runs on any goroutine, so
