@@ -78,6 +78,7 @@ var policy = map[string][]string{
 	// This test's own package, and the front documents' checks.
 	"internal/depstest": {},
 	"internal/docstest": {},
+	"internal/apitest":  {},
 }
 
 // programDirs hold programs and benchmarks, which may import anything.
