@@ -28,6 +28,14 @@
 // of an unexported type an exported identifier has (today only
 // engine.ErrEngineStopped, a *stoppedError).
 //
+// TestAPI compares the walk, one line per exported identifier in the
+// manner of Go's api/go1.*.txt, with the golden file api/gale.txt at the
+// module root and fails with the lines added and removed, so that an
+// accidental change to the API shows in review. A change to the
+// public API must update that file in the same commit:
+//
+//	go test ./internal/apitest -update
+//
 // The API is the one built for Linux; identifiers that exist only on other
 // platforms are not checked. The tests need the go command (they are
 // skipped without one) and the standard library only.

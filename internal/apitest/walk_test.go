@@ -20,13 +20,15 @@ type walker struct {
 	pkg     *types.Package
 	modPath string
 	allowed map[*types.TypeName]bool // internal types pkg exports by alias
+	names   *strings.Replacer        // prints them by their alias
 	entries []entry
 }
 
 // walk returns the entries of pkg, a package of module modPath, in
 // sorted order.
 func walk(pkg *types.Package, modPath string) []entry {
-	w := &walker{pkg: pkg, modPath: modPath, allowed: aliased(pkg)}
+	w := &walker{pkg: pkg, modPath: modPath, allowed: map[*types.TypeName]bool{}}
+	w.aliases()
 	scope := pkg.Scope()
 	for _, name := range scope.Names() {
 		if obj := scope.Lookup(name); obj.Exported() {
@@ -37,20 +39,25 @@ func walk(pkg *types.Package, modPath string) []entry {
 	return slices.CompactFunc(w.entries, func(a, b entry) bool { return a.line == b.line })
 }
 
-// aliased returns the named types pkg exports under an exported alias.
-func aliased(pkg *types.Package) map[*types.TypeName]bool {
-	m := map[*types.TypeName]bool{}
-	scope := pkg.Scope()
+// aliases notes the named types pkg exports under an exported alias, to
+// allow them and print them by that name.
+func (w *walker) aliases() {
+	var pairs []string
+	scope := w.pkg.Scope()
 	for _, name := range scope.Names() {
 		tn, ok := scope.Lookup(name).(*types.TypeName)
 		if !ok || !tn.Exported() || !tn.IsAlias() {
 			continue
 		}
-		if n, ok := types.Unalias(tn.Type()).(*types.Named); ok {
-			m[n.Obj()] = true
+		if n, ok := types.Unalias(tn.Type()).(*types.Named); ok && n.TypeArgs().Len() == 0 {
+			w.allowed[n.Obj()] = true
+			// Replacer matches text, not types: a longer internal name
+			// with this one as prefix would print wrongly, and show so in
+			// the golden file.
+			pairs = append(pairs, types.TypeString(n, w.qualify), name)
 		}
 	}
-	return m
+	w.names = strings.NewReplacer(pairs...)
 }
 
 func (w *walker) object(obj types.Object) {
@@ -67,10 +74,9 @@ func (w *walker) object(obj types.Object) {
 }
 
 func (w *walker) typeName(tn *types.TypeName) {
-	if tn.IsAlias() {
-		t := tn.Type()
-		w.add(nil, "type %s = %s", tn.Name(), w.str(t))
-		w.methods(tn.Name(), t)
+	if a, ok := tn.Type().(*types.Alias); ok {
+		w.add(nil, "type %s = %s", tn.Name(), types.TypeString(a.Rhs(), w.qualify))
+		w.methods(tn.Name(), a)
 		return
 	}
 	under := tn.Type().Underlying()
@@ -200,9 +206,31 @@ func isInternal(path string) bool {
 
 // str prints t as the golden file does: the walked package's own types
 // unqualified, the module's by their path in the module (engine.Conn,
-// internal/loop.Loop), others by package name (tls.Config).
+// internal/loop.Loop), others by package name (tls.Config), and the types
+// the package exports under an alias by the alias.
 func (w *walker) str(t types.Type) string {
-	return types.TypeString(t, w.qualify)
+	return w.names.Replace(types.TypeString(unnamedParams(t), w.qualify))
+}
+
+// unnamedParams returns t with the parameter names of its function types
+// removed: they are no part of the API. It leaves named types and
+// anonymous structs and interfaces as they are.
+func unnamedParams(t types.Type) types.Type {
+	switch t := t.(type) {
+	case *types.Signature:
+		return types.NewSignatureType(nil, nil, nil, unnamed(t.Params()), unnamed(t.Results()), t.Variadic())
+	case *types.Pointer:
+		return types.NewPointer(unnamedParams(t.Elem()))
+	case *types.Slice:
+		return types.NewSlice(unnamedParams(t.Elem()))
+	case *types.Array:
+		return types.NewArray(unnamedParams(t.Elem()), t.Len())
+	case *types.Chan:
+		return types.NewChan(t.Dir(), unnamedParams(t.Elem()))
+	case *types.Map:
+		return types.NewMap(unnamedParams(t.Key()), unnamedParams(t.Elem()))
+	}
+	return t
 }
 
 func (w *walker) qualify(p *types.Package) string {
@@ -222,14 +250,13 @@ func (w *walker) rel(path string) string {
 // signature prints sig without its func keyword, receiver and parameter
 // names, which are no part of the API.
 func (w *walker) signature(sig *types.Signature) string {
-	s := types.NewSignatureType(nil, nil, nil, unnamed(sig.Params()), unnamed(sig.Results()), sig.Variadic())
-	return strings.TrimPrefix(w.str(s), "func")
+	return strings.TrimPrefix(w.str(sig), "func")
 }
 
 func unnamed(t *types.Tuple) *types.Tuple {
 	var vs []*types.Var
 	for v := range t.Variables() {
-		vs = append(vs, types.NewParam(v.Pos(), v.Pkg(), "", v.Type()))
+		vs = append(vs, types.NewParam(v.Pos(), v.Pkg(), "", unnamedParams(v.Type())))
 	}
 	return types.NewTuple(vs...)
 }
