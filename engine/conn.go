@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/galeio/gale/internal/connslot"
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
 )
@@ -42,7 +43,37 @@ type Conn struct {
 
 	mu  sync.Mutex // guards mbits and the fields below
 	q   *outQueue  // queued output; nil until output is first queued
-	ctx any
+	ctx any        // the user's value, or a *slotted once connslot.Set ran
+}
+
+// slotted is a Conn's ctx once a protocol layer set its slot
+// (internal/connslot): the user's value beside the layer's, so that
+// SetContext cannot overwrite the layer's. It lives in ctx, not in a field
+// of its own, to keep a Conn in its size class (TestConnSize).
+type slotted struct{ user, slot any }
+
+func init() {
+	connslot.Get = func(c any) any { return c.(*Conn).slot() }
+	connslot.Set = func(c, v any) { c.(*Conn).setSlot(v) }
+}
+
+func (c *Conn) slot() any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.ctx.(*slotted); ok {
+		return s.slot
+	}
+	return c.ctx
+}
+
+func (c *Conn) setSlot(v any) {
+	c.mu.Lock()
+	if s, ok := c.ctx.(*slotted); ok {
+		s.slot = v
+	} else {
+		c.ctx = &slotted{slot: v}
+	}
+	c.mu.Unlock()
 }
 
 // kindBits hold what a Conn is, fixed before it is shared, so any
@@ -195,6 +226,9 @@ func (c *Conn) RemoteAddr() net.Addr {
 func (c *Conn) Context() any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if s, ok := c.ctx.(*slotted); ok {
+		return s.user
+	}
 	return c.ctx
 }
 
@@ -206,7 +240,11 @@ func (c *Conn) Context() any {
 // ToEngineWith), or set in OnOpen.
 func (c *Conn) SetContext(v any) {
 	c.mu.Lock()
-	c.ctx = v
+	if s, ok := c.ctx.(*slotted); ok {
+		s.user = v
+	} else {
+		c.ctx = v
+	}
 	c.mu.Unlock()
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
+	"github.com/galeio/gale/internal/connslot"
 )
 
 // The states of a loop-served connection. The loop owns the connection
@@ -96,10 +97,23 @@ func (h *loopHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
 	return nil, engine.None
 }
 
+// route returns what serves ec: its *conn, or its Protocol once it
+// switched (see switchTo). The *conn is ec's Context until Upgrade hands
+// the connection out, then, as the Protocol, in ec's slot (connslot), out
+// of reach of the user's SetContext.
+func route(ec *engine.Conn) (*conn, Protocol) {
+	switch v := connslot.Get(ec).(type) {
+	case Protocol:
+		return nil, v
+	default:
+		return v.(*conn), nil
+	}
+}
+
 func (h *loopHandler) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
-	c, ok := ec.Context().(*conn)
-	if !ok {
-		return ec.Context().(Protocol).OnData(ec, in)
+	c, p := route(ec)
+	if p != nil {
+		return p.OnData(ec, in)
 	}
 	if c.proto != nil {
 		act := c.proto.OnData(ec, in)
@@ -198,9 +212,9 @@ func (c *conn) flow(in *engine.Inbound) {
 // context is canceled, as net/http's is when its background read sees
 // the end.
 func (h *loopHandler) OnEOF(ec *engine.Conn) engine.Action {
-	c, ok := ec.Context().(*conn)
-	if !ok {
-		return protoEOF(ec.Context().(Protocol), ec)
+	c, p := route(ec)
+	if p != nil {
+		return protoEOF(p, ec)
 	}
 	if c.proto != nil {
 		return protoEOF(c.proto, ec)
@@ -231,9 +245,9 @@ func protoEOF(p Protocol, ec *engine.Conn) engine.Action {
 }
 
 func (h *loopHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {
-	c, ok := ec.Context().(*conn)
-	if !ok {
-		return ec.Context().(Protocol).OnDeadline(ec, err)
+	c, p := route(ec)
+	if p != nil {
+		return p.OnDeadline(ec, err)
 	}
 	if c.proto != nil {
 		return c.proto.OnDeadline(ec, err)
@@ -256,12 +270,10 @@ func (h *loopHandler) OnDeadline(ec *engine.Conn, err error) engine.Action {
 
 func (h *loopHandler) OnClose(ec *engine.Conn, err error) {
 	s := (*Server)(h)
-	c, ok := ec.Context().(*conn)
-	if !ok {
-		if p, ok := ec.Context().(Protocol); ok {
-			p.OnClose(ec, err)
-			s.upgradedClosed()
-		}
+	c, p := route(ec)
+	if p != nil {
+		p.OnClose(ec, err)
+		s.upgradedClosed()
 		return
 	}
 	if c.ec == nil { // no OnOpen: a TLS handshake failed

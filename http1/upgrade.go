@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
+	"github.com/galeio/gale/internal/connslot"
 )
 
 // Protocol serves a connection after an HTTP/1.1 upgrade (a 101
@@ -41,9 +42,12 @@ var ErrNotLoop = fmt.Errorf("http1: not a loop-served connection: %w", errors.Er
 // to go with RegisterOnShutdown — and Close ends it.
 //
 // Upgrade returns the connection, which the caller may write to at once
-// (after the 101). It fails with ErrNotLoop when w is not a loop-served response
-// (callers fall back to http.Hijacker), and with net.ErrClosed when the
-// client went before the switch; p then gets no callback.
+// (after the 101). Its Context is the caller's, nil until set: p is found
+// apart from it, so that SetContext, from the handler or from p's
+// callbacks, does not move the connection off p. It fails with
+// ErrNotLoop when w is not a loop-served response (callers fall back to
+// http.Hijacker), and with net.ErrClosed when the client went before the
+// switch; p then gets no callback.
 func Upgrade(w http.ResponseWriter, p Protocol) (*engine.Conn, error) {
 	r := loopResponse(w)
 	if r == nil {
@@ -63,6 +67,9 @@ func Upgrade(w http.ResponseWriter, p Protocol) (*engine.Conn, error) {
 	head.WriteString("\r\n")
 	r.hijacked = true
 	c := r.c
+	// The Context becomes the caller's, nil until set, from here on: the
+	// loop finds c in the slot until switchTo puts p there.
+	connslot.Set(c.ec, c)
 	if _, err := c.ec.Write(head.Bytes()); err != nil {
 		return nil, err
 	}
@@ -111,12 +118,13 @@ func (c *conn) switchTo(p Protocol) {
 	c.ec.SetDeadline(time.Time{}) // the server's header, read and idle timeouts are HTTP's
 	c.s.setState(c, http.StateHijacked)
 	if !c.eof {
-		// The protocol is the connection's context from now on, and conn
-		// is dropped: an upgraded connection holds nothing of HTTP's. (One
+		// The protocol routes the connection from now on, and conn is
+		// dropped: an upgraded connection holds nothing of HTTP's. (One
 		// whose client's stream already ended keeps it, for OnData to
-		// deliver that end after the held input.)
+		// deliver that end after the held input.) The slot, not the
+		// Context, which is the caller's to set once Upgrade returned.
 		c.s.upgraded(c)
-		c.ec.SetContext(p)
+		connslot.Set(c.ec, p)
 	}
 	p.OnOpen(c.ec)
 	if c.held {

@@ -102,3 +102,59 @@ func TestUpgradeRefused(t *testing.T) {
 		t.Errorf("Upgrade(net/http's writer) = %v, want ErrNotLoop", err)
 	}
 }
+
+// userCtx is a Protocol whose OnOpen sets the connection's Context, as a
+// user's may: the slot is the user's, and must not route the protocol.
+type userCtx struct{ upper }
+
+func (p *userCtx) OnOpen(c *engine.Conn) {
+	c.SetContext("protocol's")
+	p.upper.OnOpen(c)
+}
+
+// TestUpgradeSetContext: the Context of an upgraded connection is the
+// user's. Setting it, from the Protocol's OnOpen or from the handler once
+// Upgrade returned, changes neither where the bytes go nor the value,
+// which the switch must not overwrite.
+func TestUpgradeSetContext(t *testing.T) {
+	for _, fromHandler := range []bool{false, true} {
+		p := &userCtx{upper{closed: make(chan error, 1)}}
+		ecs := make(chan *engine.Conn, 1)
+		srv := &http1.Server{}
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Upgrade", "upper")
+			w.Header().Set("Connection", "Upgrade")
+			ec, err := http1.Upgrade(w, p)
+			if err == nil && fromHandler {
+				ec.SetContext("handler's")
+			}
+			ecs <- ec
+		})
+		addr, done := listen(t, srv, h, (*http1.Server).Serve)
+		c, r := rawConn(t, addr)
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: upper\r\n\r\n")
+		if resp, err := http.ReadResponse(r, nil); err != nil || resp.StatusCode != 101 {
+			t.Fatalf("response %v, %v; want 101", resp, err)
+		}
+		ec := <-ecs
+		if ec == nil {
+			t.Fatal("Upgrade failed")
+		}
+		io.WriteString(c, "late")
+		want := "open:LATE"
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(r, got); err != nil || string(got) != want {
+			t.Fatalf("fromHandler=%v: read %q, %v; want %q", fromHandler, got, err, want)
+		}
+		// The handler's SetContext may come before or after OnOpen's;
+		// either is the user's, and neither the protocol.
+		if v, ok := ec.Context().(string); !ok || !fromHandler && v != "protocol's" {
+			t.Errorf("fromHandler=%v: Context() = %v after the switch, want the user's value", fromHandler, ec.Context())
+		}
+		srv.Close()
+		<-p.closed
+		if err := <-done; err != http.ErrServerClosed {
+			t.Errorf("Serve = %v, want ErrServerClosed", err)
+		}
+	}
+}

@@ -156,7 +156,7 @@ func (c *Conn) attach(l *loop.Loop) bool {
 	if c.dead || c.closing || c.ended {
 		return false
 	}
-	tag, err := l.Attach(c.fd.Sysfd(), true, c)
+	tag, err := l.Attach(c.fd.Sysfd(), true, (*connOwner)(c))
 	if err != nil {
 		c.fail(l, err)
 		return false
@@ -188,8 +188,13 @@ func (c *Conn) fail(l *loop.Loop, err error) {
 	c.settle(l)
 }
 
+// connOwner is the loop's Owner for a Conn: the Conn itself under another
+// type, so that Complete stays out of Conn's methods.
+type connOwner Conn
+
 // Complete receives the loop's completions for c.
-func (c *Conn) Complete(l *loop.Loop, cp loop.Completion) {
+func (o *connOwner) Complete(l *loop.Loop, cp loop.Completion) {
+	c := (*Conn)(o)
 	c.lp.woke = true
 	switch cp.Op() {
 	case loop.OpRecv:

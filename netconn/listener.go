@@ -192,7 +192,7 @@ func (t *acceptTask) Run(l *loop.Loop) {
 		ln.fail(ln.opError(net.ErrClosed))
 		return
 	}
-	if err := ln.begin(l, ln, true); err != nil {
+	if err := ln.begin(l, (*listenerOwner)(ln), true); err != nil {
 		ln.fail(ln.opError(err))
 		return
 	}
@@ -200,8 +200,13 @@ func (t *acceptTask) Run(l *loop.Loop) {
 	ln.retime(l)
 }
 
+// listenerOwner is the loop's Owner for a Listener, under another type so
+// that Complete stays out of Listener's methods.
+type listenerOwner Listener
+
 // Complete takes the loop's accept completions.
-func (ln *Listener) Complete(l *loop.Loop, cp loop.Completion) {
+func (o *listenerOwner) Complete(l *loop.Loop, cp loop.Completion) {
+	ln := (*Listener)(o)
 	ln.ended(l)
 	switch {
 	case cp.Errno() == syscall.ECONNABORTED:

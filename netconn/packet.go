@@ -175,7 +175,7 @@ func (t *recvFromTask) Run(l *loop.Loop) {
 		pc.complete(0, nil, pc.opError("read", net.ErrClosed))
 		return
 	}
-	if err := pc.begin(l, pc, false); err != nil {
+	if err := pc.begin(l, (*packetOwner)(pc), false); err != nil {
 		pc.complete(0, nil, pc.opError("read", err))
 		return
 	}
@@ -183,8 +183,13 @@ func (t *recvFromTask) Run(l *loop.Loop) {
 	pc.retime(l)
 }
 
+// packetOwner is the loop's Owner for a PacketConn, under another type so
+// that Complete stays out of PacketConn's methods.
+type packetOwner PacketConn
+
 // Complete takes the loop's receive completions.
-func (pc *PacketConn) Complete(l *loop.Loop, cp loop.Completion) {
+func (o *packetOwner) Complete(l *loop.Loop, cp loop.Completion) {
+	pc := (*PacketConn)(o)
 	pc.ended(l)
 	switch {
 	case cp.Errno() != 0:

@@ -66,18 +66,23 @@ var policy = map[string][]string{
 	// standard library alone.
 	"internal/tlsrec": {},
 
+	// connslot is engine's slot for the protocol layers over it (http1's
+	// upgraded Protocol), apart from the user's Context.
+	"internal/connslot": {},
+
 	// The two public APIs on the loops.
 	"aio":    {"internal/loop", "internal/sock"},
-	"engine": {"internal/loop", "internal/sock", "internal/tlsrec"},
+	"engine": {"internal/connslot", "internal/loop", "internal/sock", "internal/tlsrec"},
 
 	// Later: net.Conn and net.Listener drop-ins, then protocols.
 	"netconn":   {"engine", "internal/loop", "internal/sock"},
-	"http1":     {"engine", "netconn"},
+	"http1":     {"engine", "internal/connslot", "netconn"},
 	"websocket": {"engine", "http1"},
 
 	// This test's own package, and the front documents' checks.
 	"internal/depstest": {},
 	"internal/docstest": {},
+	"internal/apitest":  {},
 }
 
 // programDirs hold programs and benchmarks, which may import anything.
