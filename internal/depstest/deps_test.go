@@ -47,10 +47,6 @@ var policy = map[string][]string{
 	// procfs reads processes' CPU, memory and descriptors from /proc for
 	// the measuring programs: the standard library alone.
 	"internal/procfs": {},
-	// soak is galebench's soak test: it drives benchrun's server children
-	// and checks them for lost bytes and leaks; poller tells it which
-	// backends the machine has.
-	"internal/soak": {"internal/benchrun", "internal/poller", "internal/procfs"},
 	// io_uring ring layer, beside the readiness pollers.
 	"internal/uring": {"internal/sock"},
 	// epoll and kqueue backends, and the io_uring backend over the ring.

@@ -3,7 +3,7 @@
 // descriptors, and the machine's CPU model and kernel. Elsewhere every
 // reader returns an error (or "unknown").
 //
-// It is for the measuring programs (internal/benchrun, internal/soak),
+// It is for the measuring programs (internal/benchrun, cmd/galebench's soak),
 // not for the library.
 package procfs
 
