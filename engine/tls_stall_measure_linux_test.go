@@ -36,7 +36,7 @@ import (
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/poller"
 	"github.com/galeio/gale/internal/procfs"
-	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
 )
 
 const (

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/galeio/gale/internal/benchrun"
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // TestMain lets the test binary serve as the soak's server child (Run
