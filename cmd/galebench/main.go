@@ -84,7 +84,7 @@ import (
 	"slices"
 
 	"github.com/galeio/gale/cmd/galebench/internal/soak"
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 )
 
 func main() {

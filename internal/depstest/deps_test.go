@@ -38,15 +38,16 @@ var policy = map[string][]string{
 	"internal/testkit/floodtest": {"internal/testkit/leaktest"},
 	// benchrun is galebench's machinery, shared by cmd/galebench and the
 	// bench module: a program in all but name, it runs gale's public APIs
-	// as echo servers.
+	// as echo servers. It lives in internal/tools, not under
+	// cmd/galebench/internal, because the bench module imports it too.
 	// tlstest gives its TLS servers and clients their certificates.
-	"internal/benchrun": {"aio", "engine", "netconn", "internal/procfs", "internal/testkit/tlstest"},
+	"internal/tools/benchrun": {"aio", "engine", "netconn", "internal/tools/procfs", "internal/testkit/tlstest"},
 	// tlstest makes test certificates: the standard library alone; for
 	// tests and benchmarks (benchrun's TLS servers).
 	"internal/testkit/tlstest": {},
 	// procfs reads processes' CPU, memory and descriptors from /proc for
 	// the measuring programs: the standard library alone.
-	"internal/procfs": {},
+	"internal/tools/procfs": {},
 	// io_uring ring layer, beside the readiness pollers.
 	"internal/uring": {"internal/sock"},
 	// epoll and kqueue backends, and the io_uring backend over the ring.
