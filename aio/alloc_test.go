@@ -4,7 +4,7 @@ package aio_test
 
 import (
 	"bytes"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"net"
 	"testing"
 	"time"

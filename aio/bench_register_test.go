@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/galeio/gale/aio"
-	"github.com/galeio/gale/internal/backendtest"
 	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // BenchmarkSubmitDuringConnectBurst measures submissions on connections

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/galeio/gale/aio"
-	"github.com/galeio/gale/internal/benchtest"
+	"github.com/galeio/gale/internal/testkit/benchtest"
 )
 
 // Echo benchmarks: a gale aio server next to a goroutine-per-connection
@@ -19,7 +19,7 @@ import (
 //	go test -run '^$' -bench 'Echo|PingPong' -benchtime 2s -count 5 ./aio/ | tee new.txt
 //	benchstat new.txt
 //
-// The client and the std net server are internal/benchtest's, shared with
+// The client and the std net server are internal/testkit/benchtest's, shared with
 // the engine benchmarks. Client and servers share the process, so
 // allocs/op and B/op count both sides; the client is the same for every
 // server.

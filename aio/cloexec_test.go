@@ -3,7 +3,7 @@
 package aio_test
 
 import (
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"os"
 	"os/exec"
 	"strconv"

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/aio"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // TestCloseWrite: a Write, then CloseWrite at once: the peer reads every

@@ -5,7 +5,7 @@ package aio_test
 import (
 	"bytes"
 	"errors"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"net"
 	"os"
 	"testing"

@@ -2,7 +2,7 @@ package aio_test
 
 import (
 	"errors"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"net"
 	"os"
 	"syscall"

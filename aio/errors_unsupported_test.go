@@ -3,7 +3,7 @@ package aio_test
 import (
 	"crypto/tls"
 	"errors"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"net"
 	"testing"
 

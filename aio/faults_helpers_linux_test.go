@@ -1,7 +1,7 @@
 package aio_test
 
 // Helpers of the fault tests (faults_*_test.go): an echo server on a
-// watcher, and clients that check their echo (internal/faulttest).
+// watcher, and clients that check their echo (internal/testkit/faulttest).
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/aio"
-	"github.com/galeio/gale/internal/faulttest"
+	"github.com/galeio/gale/internal/testkit/faulttest"
 )
 
 // fsServer is the echo server of the fault tests: connections delegated

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/aio"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // frWriters is the number of writing goroutines per round.

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/galeio/gale/aio"
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // TestResetKeepsOthers checks a reset while a read is pending and,

@@ -1,6 +1,6 @@
 package aio_test
 
-// Storms of injected system-call failures (internal/faulttest) on the
+// Storms of injected system-call failures (internal/testkit/faulttest) on the
 // watcher's reads and writes, on every backend: transient errnos are
 // retried without a trace, resource errnos complete one connection's
 // request with a clear error. (aio has no accept of its own: the caller
@@ -16,8 +16,8 @@ import (
 	"testing"
 
 	"github.com/galeio/gale/aio"
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/faulttest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/faulttest"
 	"golang.org/x/sys/unix"
 )
 

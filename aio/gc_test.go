@@ -1,7 +1,7 @@
 package aio_test
 
 import (
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"io"
 	"net"
 	"path/filepath"

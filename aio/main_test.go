@@ -3,7 +3,7 @@ package aio_test
 import (
 	"testing"
 
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // TestMain fails the run if the tests leave goroutines or descriptors

@@ -3,7 +3,7 @@ package aio_test
 import (
 	"bytes"
 	"fmt"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"io"
 	"net"
 	"sync"

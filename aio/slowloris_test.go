@@ -9,7 +9,7 @@ package aio_test
 import (
 	"bytes"
 	"fmt"
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 	"io"
 	"net"
 	"runtime"
@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/galeio/gale/aio"
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/faulttest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/faulttest"
 )
 
 // stLoris is the size of a slowloris run: the number of connections, the

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/galeio/gale/aio"
-	"github.com/galeio/gale/internal/backendtest"
 	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // onURing tells whether the running backendtest sub-test is io_uring's,

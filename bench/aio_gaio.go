@@ -4,7 +4,7 @@ import (
 	"net"
 
 	"github.com/galeio/gale/aio"
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 )
 
 // The gaio servers' code with only the import changed to gale's aio

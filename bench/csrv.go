@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 )
 
 // csrcs holds the C reference servers' sources: NAME/NAME.c for each

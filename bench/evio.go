@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net"
 
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 	"github.com/tidwall/evio"
 )
 

@@ -4,7 +4,7 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 	"github.com/valyala/fasthttp"
 )
 

@@ -3,7 +3,7 @@ package main
 import (
 	"net"
 
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 	"github.com/xtaci/gaio"
 )
 

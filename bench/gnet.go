@@ -6,7 +6,7 @@ import (
 	"net"
 	"os"
 
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 	"github.com/panjf2000/gnet/v2"
 )
 

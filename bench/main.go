@@ -8,7 +8,7 @@
 //
 // It is a Go module of its own (github.com/galeio/gale/bench) so that
 // gale's core module keeps its single dependency; the suite itself is
-// gale's internal/benchrun, which cmd/galebench runs with gale's servers
+// gale's internal/tools/benchrun, which cmd/galebench runs with gale's servers
 // alone.
 //
 // Usage:
@@ -36,7 +36,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 )
 
 // peers are the other libraries' servers and the C references.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 )
 
 // TestMain lets the test binary serve as the suite's server child: Run

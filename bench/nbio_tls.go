@@ -4,7 +4,7 @@ import (
 	"net"
 	"os"
 
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 	"github.com/lesismal/llib/std/crypto/tls"
 	"github.com/lesismal/nbio"
 	ntls "github.com/lesismal/nbio/extension/tls"

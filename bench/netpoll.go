@@ -6,7 +6,7 @@ import (
 	"net"
 
 	"github.com/cloudwego/netpoll"
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 )
 
 var netpollServer = benchrun.Server{Name: "netpoll", Serve: serveNetpoll,

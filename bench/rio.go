@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/brickingsoft/rio"
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 )
 
 var rioServer = benchrun.Server{Name: "rio", Serve: serveRio,

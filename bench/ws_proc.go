@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/galeio/gale/internal/procfs"
+	"github.com/galeio/gale/internal/tools/procfs"
 )
 
 // wsChild is a child process of ws-bench or ws-scale: a server or a

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/galeio/gale/internal/procfs"
+	"github.com/galeio/gale/internal/tools/procfs"
 )
 
 // wsScaleRun is a scale run's record.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // TestEngineEchoAllocs checks that a steady-state echo round allocates

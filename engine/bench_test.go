@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/benchtest"
+	"github.com/galeio/gale/internal/testkit/benchtest"
 )
 
 // Echo benchmarks: an engine echo server (default Options) next to a
@@ -20,7 +20,7 @@ import (
 //	go test -run '^$' -bench 'Engine' -benchtime 2s -count 6 ./engine/ | tee new.txt
 //	benchstat new.txt
 //
-// The client and the std net server are internal/benchtest's, shared with
+// The client and the std net server are internal/testkit/benchtest's, shared with
 // the aio benchmarks. Client and server share the process, so allocs/op
 // and B/op count both sides; the client is the same for every server.
 // Every sub-benchmark starts its own server and stops it, with every

@@ -8,7 +8,7 @@ import (
 	"log"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
 )
 
 // tlsEcho is echo that reports each connection's TLS session.

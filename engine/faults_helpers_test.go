@@ -1,14 +1,14 @@
 package engine_test
 
 // Helpers of the fault tests (faults_*_test.go): clients that check
-// their echo (internal/faulttest).
+// their echo (internal/testkit/faulttest).
 
 import (
 	"net"
 	"testing"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/faulttest"
+	"github.com/galeio/gale/internal/testkit/faulttest"
 )
 
 // etEchoClients dials n clients of a, each checking its echo.

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // etResetBig is the write in flight when the peer resets: far more than

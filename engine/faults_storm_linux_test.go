@@ -1,6 +1,6 @@
 package engine_test
 
-// Storms of injected system-call failures (internal/faulttest) on the
+// Storms of injected system-call failures (internal/testkit/faulttest) on the
 // engine's reads, writes and accepts, on every backend: transient errnos
 // are retried without a trace, resource errnos end one connection with a
 // clear error or make the listener back off.
@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/faulttest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/faulttest"
 	"golang.org/x/sys/unix"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/faulttest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/faulttest"
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/poller"

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/faulttest"
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/faulttest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // TestVanishedPeer checks such a peer while the engine has 32 MiB queued

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // idleHeapMax bounds the live heap an idle connection holds: its 112-byte

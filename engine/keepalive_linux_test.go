@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 
 	"github.com/galeio/gale/engine"
 	"golang.org/x/sys/unix"

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // etLineLimited is a line server (each line answered "+OK") that says

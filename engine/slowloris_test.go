@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/faulttest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/faulttest"
 )
 
 // etLoris is the size of a slowloris run: the number of connections, the

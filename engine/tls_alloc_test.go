@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
 )
 
 // TestTLSEchoAllocs checks that a steady-state TLS echo round allocates

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
 )
 
 // The interop tests (tls_interop_test.go, tls_interop_dial_test.go) run

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
 )
 
 // TestTLSRenegotiationRefused: a TLS 1.2 peer that tries to renegotiate,

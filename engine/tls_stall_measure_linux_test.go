@@ -35,8 +35,8 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/poller"
-	"github.com/galeio/gale/internal/procfs"
-	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
+	"github.com/galeio/gale/internal/tools/procfs"
 )
 
 const (

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // TestWriteAfterBufferFull checks that once a Write failed with

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/http1"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // TestAfterHandler checks that AfterHandler's functions run once the

@@ -1,7 +1,7 @@
 package http1_test
 
 import (
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"net"
 	"runtime"
 	"testing"

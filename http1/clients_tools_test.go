@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/http1"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // runTool runs the program at path with args, under toolTimeout, and

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/http1"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // An error response to a request whose body the handler did not read

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/http1"
-	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
 )
 
 // A program serves an http.ServeMux with http1.Server as it would with

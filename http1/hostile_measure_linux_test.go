@@ -40,7 +40,7 @@ import (
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/http1"
 	"github.com/galeio/gale/internal/poller"
-	"github.com/galeio/gale/internal/procfs"
+	"github.com/galeio/gale/internal/tools/procfs"
 )
 
 const (

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/galeio/gale/http1"
-	"github.com/galeio/gale/internal/backendtest"
 	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // TestLimits drives a hostile client to each bound of http1's part of

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // The behaviours in this file are net/http's where a handler or a client

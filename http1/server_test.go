@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 func echoHandler() http.Handler {

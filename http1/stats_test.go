@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/galeio/gale/http1"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // The requests the server refuses itself are counted by status in Stats,

@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // TestSteadyStateAllocs guards the hot path: a Write and a Read that

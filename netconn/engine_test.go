@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/netconn"
 )
 

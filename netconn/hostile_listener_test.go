@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/netconn"
 )
 

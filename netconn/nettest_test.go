@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/net/nettest"
 
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/netconn"
 )
 

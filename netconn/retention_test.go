@@ -7,7 +7,7 @@ import (
 	"time"
 	"weak"
 
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/netconn"
 )
 

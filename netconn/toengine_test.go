@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
 )
 
 // ctxHandler is a handler that also reports the Context its OnOpen finds.

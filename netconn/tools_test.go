@@ -3,7 +3,7 @@ package netconn_test
 import (
 	"testing"
 
-	"github.com/galeio/gale/internal/tooltest"
+	"github.com/galeio/gale/internal/testkit/tooltest"
 )
 
 // needTool returns the path of name, skipping the test where it is

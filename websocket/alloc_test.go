@@ -4,7 +4,7 @@ package websocket_test
 
 import (
 	"bytes"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"testing"
 
 	"github.com/galeio/gale/websocket"

@@ -84,7 +84,7 @@ type abRun struct {
 // wstestCmd returns the command that runs wstest: `wstest` on PATH, or
 // where `pip install --user` puts it (~/.local/bin). Missing, the test
 // skips and says so, but fails under CI (the variable CI set), as
-// internal/tooltest.Need does: a CI machine without wstest must not pass
+// internal/testkit/tooltest.Need does: a CI machine without wstest must not pass
 // without running the suite. .ci/run installs it.
 func wstestCmd(t testing.TB) string {
 	t.Helper()

@@ -25,7 +25,7 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/http1"
-	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
 	"github.com/galeio/gale/websocket"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/http1"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/websocket"
 )
 

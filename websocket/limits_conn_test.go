@@ -21,9 +21,9 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/http1"
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/leaktest"
-	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
 	"github.com/galeio/gale/websocket"
 )
 

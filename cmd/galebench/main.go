@@ -83,8 +83,8 @@ import (
 	"os"
 	"slices"
 
-	"github.com/galeio/gale/internal/benchrun"
-	"github.com/galeio/gale/internal/soak"
+	"github.com/galeio/gale/cmd/galebench/internal/soak"
+	"github.com/galeio/gale/internal/tools/benchrun"
 )
 
 func main() {

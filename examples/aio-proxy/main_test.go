@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // testTimeout bounds every wait of the tests: a dial, a return, and each

@@ -1,7 +1,7 @@
 package main
 
 // A hostile client that sends a line without end: bytes and never a
-// newline (internal/floodtest). The server must refuse it once it passes
+// newline (internal/testkit/floodtest). The server must refuse it once it passes
 // -max-line, say so and close the connection, keeping its memory bounded,
 // while well-behaved clients go on chatting at their pace
 // (BenchmarkHostileNoNewline measures how fast).
@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/floodtest"
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/floodtest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // floodGood is the number of well-behaved clients, floodLines the lines

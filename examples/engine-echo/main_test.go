@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 	"io"
 	"net"
 	"sync"

@@ -1,7 +1,7 @@
 package main
 
 // A hostile client that sends a request line without end: bytes and never
-// a newline (internal/floodtest). The server must refuse it once the head
+// a newline (internal/testkit/floodtest). The server must refuse it once the head
 // passes maxHead, with 431, and close the connection, keeping its memory
 // bounded, while well-behaved clients go on at their pace
 // (BenchmarkHostileNoNewline measures how fast).
@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/floodtest"
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/floodtest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // floodGood is the number of well-behaved clients, floodTrips the

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/leaktest"
-	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
 )
 
 const testTimeout = 10 * time.Second

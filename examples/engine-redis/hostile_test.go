@@ -1,7 +1,7 @@
 package main
 
 // A hostile client that sends an inline command without end: bytes and
-// never a newline (internal/floodtest). The server must refuse it once it
+// never a newline (internal/testkit/floodtest). The server must refuse it once it
 // passes maxInline and close the connection, keeping its memory bounded,
 // while well-behaved clients go on at their pace (BenchmarkHostileNoNewline
 // measures how fast).
@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/internal/backendtest"
-	"github.com/galeio/gale/internal/floodtest"
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/floodtest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // floodGood is the number of well-behaved clients, floodTrips the PING

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/tooltest"
+	"github.com/galeio/gale/internal/testkit/tooltest"
 )
 
 // browserTimeout bounds the browser test, from the build of the program

@@ -18,7 +18,7 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/http1"
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 	"github.com/galeio/gale/websocket"
 )
 

@@ -22,35 +22,32 @@ var policy = map[string][]string{
 	// Socket system calls: the bottom layer.
 	"internal/sock": {},
 	// leaktest is for tests only: the standard library alone.
-	"internal/leaktest": {},
+	"internal/testkit/leaktest": {},
 	// benchtest is the std net client and echo server of the aio and
 	// engine benchmarks: the standard library alone, for tests and
 	// benchmarks only.
-	"internal/benchtest": {},
+	"internal/testkit/benchtest": {},
 	// backendtest runs a test once per backend this machine has: tests
 	// only.
-	"internal/backendtest": {"internal/poller"},
+	"internal/testkit/backendtest": {"internal/poller"},
 	// faulttest injects system-call failures through internal/sock's
 	// hook: tests only.
-	"internal/faulttest": {"internal/poller", "internal/sock"},
+	"internal/testkit/faulttest": {"internal/poller", "internal/sock"},
 	// floodtest is the line examples' hostile-client test, for tests
 	// only: it samples the heap with leaktest.
-	"internal/floodtest": {"internal/leaktest"},
+	"internal/testkit/floodtest": {"internal/testkit/leaktest"},
 	// benchrun is galebench's machinery, shared by cmd/galebench and the
 	// bench module: a program in all but name, it runs gale's public APIs
-	// as echo servers.
+	// as echo servers. It lives in internal/tools, not under
+	// cmd/galebench/internal, because the bench module imports it too.
 	// tlstest gives its TLS servers and clients their certificates.
-	"internal/benchrun": {"aio", "engine", "netconn", "internal/procfs", "internal/tlstest"},
+	"internal/tools/benchrun": {"aio", "engine", "netconn", "internal/tools/procfs", "internal/testkit/tlstest"},
 	// tlstest makes test certificates: the standard library alone; for
 	// tests and benchmarks (benchrun's TLS servers).
-	"internal/tlstest": {},
+	"internal/testkit/tlstest": {},
 	// procfs reads processes' CPU, memory and descriptors from /proc for
 	// the measuring programs: the standard library alone.
-	"internal/procfs": {},
-	// soak is galebench's soak test: it drives benchrun's server children
-	// and checks them for lost bytes and leaks; poller tells it which
-	// backends the machine has.
-	"internal/soak": {"internal/benchrun", "internal/poller", "internal/procfs"},
+	"internal/tools/procfs": {},
 	// io_uring ring layer, beside the readiness pollers.
 	"internal/uring": {"internal/sock"},
 	// epoll and kqueue backends, and the io_uring backend over the ring.
@@ -60,7 +57,7 @@ var policy = map[string][]string{
 
 	// tooltest finds the external programs conformance tests drive: tests
 	// only, the standard library alone.
-	"internal/tooltest": {},
+	"internal/testkit/tooltest": {},
 
 	// tlsrec lets a loop drive a standard tls.Conn (engine's TLS): the
 	// standard library alone.

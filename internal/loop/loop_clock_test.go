@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/backendtest"
 	"github.com/galeio/gale/internal/loop"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"golang.org/x/sys/unix"
 )
 

@@ -1,7 +1,7 @@
 package loop_test
 
 import (
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 	"sync/atomic"
 	"testing"
 	"time"

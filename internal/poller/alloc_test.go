@@ -5,8 +5,8 @@ package poller_test
 import (
 	"testing"
 
-	"github.com/galeio/gale/internal/backendtest"
 	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"golang.org/x/sys/unix"
 )
 

@@ -1,14 +1,14 @@
 package poller_test
 
 import (
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"net"
 	"syscall"
 	"testing"
 
-	"github.com/galeio/gale/internal/leaktest"
 	"github.com/galeio/gale/internal/poller"
 	"github.com/galeio/gale/internal/sock"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // TestCloseReleasesUndeliveredAccept: an accept that completed but was

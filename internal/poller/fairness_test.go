@@ -5,8 +5,8 @@ package poller_test
 import (
 	"testing"
 
-	"github.com/galeio/gale/internal/backendtest"
 	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // TestWaitYieldsToStream: an owner that resubmits its nil-buffer receive

@@ -6,9 +6,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/galeio/gale/internal/backendtest"
 	"github.com/galeio/gale/internal/poller"
 	"github.com/galeio/gale/internal/sock"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"golang.org/x/sys/unix"
 )
 

@@ -4,7 +4,7 @@ package poller_test
 
 import (
 	"fmt"
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 	"io"
 	"net"
 	"net/netip"

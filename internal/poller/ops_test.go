@@ -3,7 +3,7 @@
 package poller_test
 
 import (
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"net"
 	"testing"
 

@@ -4,7 +4,7 @@ package poller_test
 
 import (
 	"fmt"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"net"
 	"strings"
 	"testing"

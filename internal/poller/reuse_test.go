@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"golang.org/x/sys/unix"
 )
 

@@ -5,7 +5,7 @@ package poller_test
 import (
 	"bytes"
 	"errors"
-	"github.com/galeio/gale/internal/backendtest"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"io"
 	"net"
 	"testing"

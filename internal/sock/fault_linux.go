@@ -30,7 +30,7 @@ type FaultFunc func(op FaultOp, fd int) syscall.Errno
 var fault unsafe.Pointer // *FaultFunc
 
 // SetFault installs f (nil removes the hook) and returns the function that
-// restores the previous one. For tests only (internal/faulttest): gale's
+// restores the previous one. For tests only (internal/testkit/faulttest): gale's
 // own code never sets it.
 func SetFault(f FaultFunc) (restore func()) {
 	var p *FaultFunc

@@ -5,7 +5,7 @@ package sock_test
 import (
 	"testing"
 
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // TestMain fails the run if the tests leak goroutines or descriptors.

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/galeio/gale/internal/testkit/tlstest"
 	"github.com/galeio/gale/internal/tlsrec"
-	"github.com/galeio/gale/internal/tlstest"
 )
 
 // end is one side of an in-memory TLS connection: a tls.Conn over a

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 	"github.com/galeio/gale/internal/uring"
 	"golang.org/x/sys/unix"
 )

@@ -3,7 +3,7 @@ package procfs
 import (
 	"testing"
 
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 func TestMain(m *testing.M) { leaktest.Main(m) }

@@ -5,8 +5,8 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/galeio/gale/internal/benchrun"
-	"github.com/galeio/gale/internal/procfs"
+	"github.com/galeio/gale/internal/tools/benchrun"
+	"github.com/galeio/gale/internal/tools/procfs"
 )
 
 // Level is what a process holds at one moment.

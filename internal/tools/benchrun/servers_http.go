@@ -29,7 +29,7 @@ func serveStdHTTP(ln net.Listener, ready func(net.Addr)) error {
 // benchrun cannot import package http1 itself: http1 depends on
 // golang.org/x/net, which the dependency policy (internal/depstest)
 // keeps out of every core package but the protocol layers, this one
-// and internal/soak, which imports it, included.
+// included.
 func GaleHTTPServers(serve func(ln net.Listener, h http.Handler, mixed bool) error) []Server {
 	with := func(mixed bool) func(net.Listener, func(net.Addr)) error {
 		return func(ln net.Listener, ready func(net.Addr)) error {

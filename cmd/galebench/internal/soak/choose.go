@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/galeio/gale/internal/benchrun"
 	"github.com/galeio/gale/internal/poller"
+	"github.com/galeio/gale/internal/tools/benchrun"
 )
 
 // choose returns the servers named, in order, and those skipped because

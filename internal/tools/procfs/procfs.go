@@ -3,8 +3,8 @@
 // descriptors, and the machine's CPU model and kernel. Elsewhere every
 // reader returns an error (or "unknown").
 //
-// It is for the measuring programs (internal/benchrun, internal/soak),
-// not for the library.
+// It is for the measuring programs (internal/tools/benchrun,
+// cmd/galebench's soak), not for the library.
 package procfs
 
 import (

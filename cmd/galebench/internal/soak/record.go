@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/galeio/gale/internal/benchrun"
 	"github.com/galeio/gale/internal/poller"
-	"github.com/galeio/gale/internal/procfs"
+	"github.com/galeio/gale/internal/tools/benchrun"
+	"github.com/galeio/gale/internal/tools/procfs"
 )
 
 // Meta describes the run: the first line of soak.jsonl.

@@ -3,7 +3,7 @@ package soak
 import (
 	"slices"
 
-	"github.com/galeio/gale/internal/benchrun"
+	"github.com/galeio/gale/internal/tools/benchrun"
 )
 
 // chart is one SVG chart and the file it is written to.

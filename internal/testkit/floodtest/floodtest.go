@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 const (

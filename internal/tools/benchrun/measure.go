@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/galeio/gale/internal/procfs"
+	"github.com/galeio/gale/internal/tools/procfs"
 )
 
 // result is what one run of a scenario measured.

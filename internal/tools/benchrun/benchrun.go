@@ -15,7 +15,7 @@
 // The TLS scenarios (tls-stream, tls-pingpong, tls-handshake, tls-idle)
 // run against the TLS servers (Server.ServeTLS) alone, which run nothing
 // else. Every TLS server uses the same ECDSA P-256 certificate, from
-// internal/tlstest, written to a temporary directory the children read;
+// internal/testkit/tlstest, written to a temporary directory the children read;
 // the clients are crypto/tls's with its default settings, trusting that
 // certificate's authority and keeping no sessions to resume.
 //

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/galeio/gale/internal/benchrun"
-	"github.com/galeio/gale/internal/leaktest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
+	"github.com/galeio/gale/internal/tools/benchrun"
 )
 
 // TestMain lets the test binary serve as the soak's server child (Run

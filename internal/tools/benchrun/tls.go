@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/galeio/gale/internal/tlstest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
 )
 
 // KeyPair is a TLS server's certificate and private key, PEM-encoded:

@@ -7,7 +7,7 @@
 // # What it does
 //
 // Each server (by default aio and engine on every backend the machine
-// has) runs in a child process, internal/benchrun's server child. All are
+// has) runs in a child process, internal/tools/benchrun's server child. All are
 // soaked at once, each for the whole duration, so that each sees every
 // minute of it: a warm-up (a tenth of the run, at most 10 s), then, with
 // every client connection closed, the idle baseline of each process,

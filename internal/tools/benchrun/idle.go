@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/galeio/gale/internal/procfs"
+	"github.com/galeio/gale/internal/tools/procfs"
 )
 
 // idle measures what an idle connection costs the server: it reads the

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/galeio/gale/internal/procfs"
+	"github.com/galeio/gale/internal/tools/procfs"
 )
 
 // Run measures every case on every chosen server, o.Reps times,

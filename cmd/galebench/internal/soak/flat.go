@@ -17,7 +17,7 @@ type Tolerance struct {
 
 // DefaultTolerance: no descriptor, since once every client connection is
 // closed and the server has had time to see it, any descriptor more is a
-// leak; two goroutines, as internal/leaktest allows, for the runtime's
+// leak; two goroutines, as internal/testkit/leaktest allows, for the runtime's
 // finalizer and cleanup goroutines, which runtime.NumGoroutine counts
 // while they run user code.
 var DefaultTolerance = Tolerance{FDs: 0, Goroutines: 2}
