@@ -48,7 +48,7 @@ func (c *Conn) closeGracefully(err error) {
 // on), its TLS handshake has not ended (no OnOpen: nothing was said), or
 // Options.CloseLinger is negative.
 func (c *Conn) lingers() bool {
-	if !c.kind.has(kStream) || c.kind.has(kUDP) || c.detachedTo() != nil || c.lp.e.opts.CloseLinger < 0 {
+	if !c.closesStream() || c.lp.e.opts.CloseLinger < 0 {
 		return false
 	}
 	t := c.tlsOf()
@@ -93,13 +93,8 @@ func (c *Conn) written() {
 // A peer that sends after that is reset, having what c wrote. It runs
 // on c's loop.
 func (c *Conn) peerHasAll() bool {
-	fd := c.fd.Sysfd()
-	in, ok := sock.Unread(fd)
-	if !ok || in > 0 {
-		return false
-	}
-	out, ok := sock.Unacked(fd)
-	return ok && out == 0
+	in, out, ok := c.kernelQueues()
+	return ok && in == 0 && out == 0
 }
 
 // dropInput handles a receive of a closing c: its handler waits for no
@@ -226,7 +221,7 @@ func (c *Conn) finish() {
 	if c.lp.draining && c.lost(dropped) {
 		c.lp.e.lost.Add(1) // Shutdown reports it
 	}
-	if (c.lbits.has(bReset) || dropped > 0) && c.kind.has(kStream) && !c.kind.has(kUDP) && c.detachedTo() == nil {
+	if (c.lbits.has(bReset) || dropped > 0) && c.closesStream() {
 		// Output was dropped: a reset tells the peer the stream was cut,
 		// where an end of file would pass it for a whole one.
 		sock.SetLingerZero(c.fd.Sysfd())
@@ -255,17 +250,33 @@ func (c *Conn) lost(dropped int) bool {
 	switch {
 	case dropped > 0 || c.lbits.has(bReset):
 		return true
-	case !c.kind.has(kStream) || c.kind.has(kUDP) || c.detachedTo() != nil || c.lbits.has(bEOF):
+	case !c.closesStream() || c.lbits.has(bEOF):
 		return false
 	}
-	fd := c.fd.Sysfd()
-	in, ok := sock.Unread(fd)
+	in, out, ok := c.kernelQueues()
 	if !ok {
 		return c.lbits.has(bLinger)
 	}
-	if in == 0 {
-		return false // an end of stream, not a reset
+	return in > 0 && out != 0 // a reset, with output in flight (out < 0: unknown)
+}
+
+// closesStream reports whether c's close ends a TCP or Unix stream of its
+// own: not a datagram socket, nor one being detached (its descriptor goes
+// on).
+func (c *Conn) closesStream() bool {
+	return c.kind.has(kStream) && !c.kind.has(kUDP) && c.detachedTo() == nil
+}
+
+// kernelQueues returns how many bytes of c's peer its socket holds unread,
+// and how many of c's own its peer has not taken (-1 if the kernel does
+// not say); ok is false if the kernel does not say what is unread.
+func (c *Conn) kernelQueues() (in, out int, ok bool) {
+	fd := c.fd.Sysfd()
+	if in, ok = sock.Unread(fd); !ok {
+		return 0, 0, false
 	}
-	out, ok := sock.Unacked(fd)
-	return !ok || out > 0
+	if out, known := sock.Unacked(fd); known {
+		return in, out, true
+	}
+	return in, -1, true
 }
