@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/galeio/gale/aio"
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/internal/poller"
 )
 
@@ -30,7 +31,7 @@ func BenchmarkWriteZeroCopy(b *testing.B) {
 			min  int
 		}{{"copy", 0}, {"zerocopy", 1}} {
 			b.Run(strconv.Itoa(size>>10)+"K/"+mode.name, func(b *testing.B) {
-				bxWrites(b, aio.Config{Backend: aio.IOURing, ZeroCopyWrites: mode.min, Loops: 1}, size)
+				bxWrites(b, aio.Config{Backend: backend.IOURing, ZeroCopyWrites: mode.min, Loops: 1}, size)
 			})
 		}
 	}

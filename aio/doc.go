@@ -153,11 +153,11 @@
 // # Platforms
 //
 // On Linux the package's tests run on each of its three backends
-// ([Config.Backend]): epoll, io_uring and [Net], the portable one on
-// package net (which skips the few that test what it lacks); [Auto] is
-// epoll for aio. On macOS and the BSDs Auto is
-// kqueue, which builds and vets (.ci/crossbuild) but no machine of ours
-// runs yet. On Windows and WebAssembly the package builds and a Watcher
+// ([Config.Backend]): epoll, io_uring and [backend.Net], the portable one
+// on package net (which skips the few that test what it lacks);
+// [backend.Auto] is epoll for aio (package backend's table says why). On
+// macOS and the BSDs Auto is kqueue, which builds and vets
+// (.ci/crossbuild) but no machine of ours runs yet. On Windows and WebAssembly the package builds and a Watcher
 // opens on the net backend, but no conn can be delegated there (see
 // Limitations).
 package aio

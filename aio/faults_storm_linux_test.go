@@ -15,10 +15,12 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/galeio/gale/aio"
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/faulttest"
-	"golang.org/x/sys/unix"
 )
 
 // fsBuffers names the two ways the server reads.
@@ -47,7 +49,7 @@ func testStormTransient(t *testing.T) {
 				s := startFSServer(t, buf.user)
 				cs := fsClients(t, s, 4, 1)
 				storm := faulttest.Start(t, faulttest.Storm{Errno: errno, MinGap: 2, MaxGap: 10})
-				immediate := errno == unix.EINTR || s.w.Stats().Total().Backend == aio.IOURing
+				immediate := errno == unix.EINTR || s.w.Stats().Total().Backend == backend.IOURing
 				if err := fsRounds(cs, 100, immediate); err != nil {
 					t.Error(err)
 				}
@@ -110,7 +112,7 @@ func fsStormConn(t *testing.T, user bool, op aio.OpType, errno syscall.Errno) {
 		Peers: []net.Addr{cs[0].Conn().LocalAddr()}})
 	fsSendAll(cs, 48<<10) // the target's writes may fail: it is reset
 	target := cs[0]
-	ring := s.w.Stats().Total().Backend == aio.IOURing
+	ring := s.w.Stats().Total().Backend == backend.IOURing
 	// On io_uring a swap-buffer read is tried at once with read(2), where
 	// ENOBUFS is the socket's error, as on epoll; only if nothing is
 	// waiting does it go to the buffer ring, where ENOBUFS means the ring

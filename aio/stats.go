@@ -1,10 +1,12 @@
 package aio
 
+import "github.com/galeio/gale/backend"
+
 // LoopStats are one event loop's counters.
 type LoopStats struct {
 	// Backend is the kernel interface the loop runs on (after Auto and
 	// GALE_BACKEND are resolved).
-	Backend Backend
+	Backend backend.Kind
 	// Conns is the number of delegated connections on the loop.
 	Conns int
 	// PendingReads and PendingWrites count requests not yet completed.
@@ -45,7 +47,7 @@ func (w *watcher) Stats() Stats {
 	for i, lp := range w.loops {
 		c := &lp.stats
 		s.Loops[i] = LoopStats{
-			Backend:       Backend(lp.l.Kind()),
+			Backend:       lp.l.Kind(),
 			Conns:         lp.conns.Len(),
 			PendingReads:  int(c.pendingReads.Load()),
 			PendingWrites: int(c.pendingWrites.Load()),

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
 )
@@ -34,10 +35,11 @@ type Config struct {
 	// in turn. Default runtime.GOMAXPROCS(0): see the package
 	// documentation for why.
 	Loops int
-	// Backend selects the kernel interface. The default, Auto, is epoll
-	// on Linux (aio does not pick io_uring by itself) and kqueue on the
-	// BSDs and macOS; IOURing asks for io_uring. See Backend.
-	Backend Backend
+	// Backend selects the kernel interface. The default, backend.Auto,
+	// is epoll on Linux (WaitIO hands every completion to another
+	// goroutine: package backend's table) and kqueue on the BSDs and
+	// macOS; backend.IOURing asks for io_uring.
+	Backend backend.Kind
 	// ZeroCopyWrites, on the io_uring backend, sends every write of at
 	// least this many bytes on a TCP connection with IORING_OP_SEND_ZC
 	// (Linux 6.0): the kernel sends from the caller's buffer instead of

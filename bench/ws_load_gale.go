@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/websocket"
 )
@@ -57,9 +58,9 @@ func (g *galeLoader) connect(o *wsLoadOptions) (int, []error) {
 	eo := engine.Options{}
 	switch o.backend {
 	case "epoll":
-		eo.Backend = engine.Epoll
+		eo.Backend = backend.Epoll
 	case "io_uring":
-		eo.Backend = engine.IOURing
+		eo.Backend = backend.IOURing
 	case "auto", "":
 	default:
 		return 0, []error{fmt.Errorf("-backend %q: auto, epoll or io_uring", o.backend)}

@@ -140,7 +140,7 @@ const (
 	bFlushPosted                    // a flush task is queued
 	bDead                           // closing or closed: writes fail
 	bShutWrite                      // CloseWrite: shut down once the queue is empty
-	bBatching                       // OnData runs on a ring loop: see eloop.ring
+	bBatching                       // OnData runs on a batching loop: see eloop.batch
 )
 
 func (b muBits) has(f muBits) bool { return b&f != 0 }

@@ -134,7 +134,7 @@ func (c *Conn) startDrop() {
 		return
 	}
 	c.lbits.set(bReading, true)
-	c.lbits.set(bReadAhead, c.lp.ring)
+	c.lbits.set(bReadAhead, c.lp.readAhead)
 	c.lp.l.Recv(c.tag, nil)
 }
 

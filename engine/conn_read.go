@@ -85,7 +85,7 @@ func (c *Conn) startRead() {
 		c.lp.l.RecvFrom(c.tag, c.udpOf().buf)
 		return
 	}
-	c.lbits.set(bReadAhead, c.lp.ring)
+	c.lbits.set(bReadAhead, c.lp.readAhead)
 	c.lp.l.Recv(c.tag, nil)
 }
 
@@ -169,7 +169,7 @@ func (c *Conn) onData(data []byte, kept **inbuf) {
 	} else {
 		in.buf = data
 	}
-	if c.lp.ring {
+	if c.lp.batch {
 		c.setBatching(true)
 	}
 	in.c = c
@@ -177,7 +177,7 @@ func (c *Conn) onData(data []byte, kept **inbuf) {
 	act := c.lp.e.handler.OnData(c, in)
 	c.lp.leave(c, prev)
 	in.c = nil
-	if c.lp.ring {
+	if c.lp.batch {
 		c.setBatching(false)
 		c.flush() // send the batch
 	}
@@ -207,7 +207,7 @@ func (c *Conn) waitsForInput() bool {
 	return t != nil && len(t.plain.bytes()) > 0
 }
 
-// setBatching turns write batching on or off for c (see eloop.ring).
+// setBatching turns write batching on or off for c (see eloop.batch).
 func (c *Conn) setBatching(on bool) {
 	c.mu.Lock()
 	c.mbits.set(bBatching, on)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 
 	"github.com/galeio/gale/engine"
@@ -508,9 +509,9 @@ func testAbort(t *testing.T) {
 // TestConnAPIHidesLoop checks that Conn's methods are the public API
 // only: none takes or returns a type of gale's internal packages (Complete
 // used to take *loop.Loop and *poller.Completion). Backend, an alias that
-// engine exports, is the exception: users name it engine.Backend.
+// engine exports, is the exception: users name it backend.Kind.
 func TestConnAPIHidesLoop(t *testing.T) {
-	exported := reflect.TypeFor[engine.Backend]()
+	exported := reflect.TypeFor[backend.Kind]()
 	for _, typ := range []reflect.Type{reflect.TypeOf(&engine.Conn{}), reflect.TypeOf(&engine.Engine{})} {
 		for i := range typ.NumMethod() {
 			m := typ.Method(i)
@@ -537,7 +538,7 @@ func TestConnAPIHidesLoop(t *testing.T) {
 // TestConnEngine checks Conn.Engine and Engine.Backend, which a hand-over
 // to another owner (netconn.FromEngine) asks for the backend to use.
 func TestConnEngine(t *testing.T) {
-	for _, b := range []engine.Backend{engine.Auto, engine.Epoll} {
+	for _, b := range []backend.Kind{backend.Auto, backend.Epoll} {
 		h := etNewHandler()
 		e, c, _ := etServe(t, h, engine.Options{Backend: b}, "tcp")
 		if c.Engine() != e {

@@ -144,7 +144,7 @@ func (c *Conn) writeFailed(errno syscall.Errno) error {
 	return err
 }
 
-// batchMax is the largest write a ring loop batches (see eloop.ring); a
+// batchMax is the largest write a loop batches (see eloop.batch); a
 // larger one is written at once, its copy costing more than the call.
 const batchMax = 16 << 10
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 )
@@ -379,7 +380,7 @@ func testDetachInputFromOnDataStreaming(t *testing.T) {
 // etReadsAhead reports whether e's loops run io_uring, where the kernel
 // receives for a connection between its OnData calls.
 func etReadsAhead(e *engine.Engine) bool {
-	return e.Stats().Loops[0].Backend == engine.IOURing
+	return e.Stats().Loops[0].Backend == backend.IOURing
 }
 
 // TestDetachInputPaused detaches a connection whose reading backpressure

@@ -189,13 +189,13 @@
 // with [Adoption.TLS] instead. A TLS connection cannot leave its loop:
 // [Conn.Detach] refuses it with errors.ErrUnsupported. On Windows and WebAssembly there are
 // no descriptors to hand the loops yet: Listen, Dial and Adopt fail with
-// errors.ErrUnsupported. The net backend ([Net]) costs a goroutine per
+// errors.ErrUnsupported. The net backend ([backend.Net]) costs a goroutine per
 // operation in flight and is the slowest.
 //
 // # Platforms
 //
 // As package aio: on Linux every test runs on epoll, on io_uring and on
-// the portable net backend ([Net]); the kqueue backend (macOS, the BSDs)
+// the portable net backend ([backend.Net]); the kqueue backend (macOS, the BSDs)
 // builds and vets but is not run in CI; on Windows and WebAssembly the
 // package builds and an engine starts, but listening, dialing and
 // adopting fail (see Limitations).

@@ -14,13 +14,16 @@ type eloop struct {
 	idx int
 	l   *loop.Loop
 	buf []byte // the read buffer; valid for one OnData at a time
-	// ring is set on a completion backend (io_uring): small writes made
-	// while a connection's OnData runs are queued and sent by the flush
-	// that follows, so the loop submits them all in its next system call
-	// instead of one write(2) each.
-	ring  bool
-	in    Inbound
-	plain []byte // TLS plaintext, decrypted for OnData (made on first use)
+	// batch is set where the backend defers sends to its next wait
+	// (loop.DefersSends: io_uring): small writes made while a
+	// connection's OnData runs are queued and sent by the flush that
+	// follows, as one send instead of one each.
+	batch bool
+	// readAhead is set where the backend takes bytes from the socket
+	// ahead of a receive (loop.ReadsAhead: io_uring's multishot).
+	readAhead bool
+	in        Inbound
+	plain     []byte // TLS plaintext, decrypted for OnData (made on first use)
 	// nconns counts the attached connections, for Stats; the loop's
 	// table of owners holds them (eachConn).
 	nconns atomic.Int64
@@ -67,6 +70,14 @@ func (lp *eloop) Provide() ([]byte, int) { return lp.buf, 0 }
 // receive's bytes when it returns (deliver copies what it keeps), so the
 // backend may lend its own buffer instead of copying into buf.
 func (lp *eloop) Transient() bool { return true }
+
+// Offloads tells Auto whether the handler runs its users' code on other
+// goroutines (http1's does: loop.Offloader); an engine's own callbacks
+// run on the loop.
+func (lp *eloop) Offloads() bool {
+	o, ok := lp.e.handler.(loop.Offloader)
+	return ok && o.Offloads()
+}
 
 // Commit does nothing: the buffer is free again once Complete returns.
 func (lp *eloop) Commit(int, int) {}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/internal/loop"
 )
 
@@ -73,7 +74,8 @@ func New(h Handler, o Options) (*Engine, error) {
 			e.discard()
 			return nil, fmt.Errorf("engine: %w", err)
 		}
-		lp.l, lp.ring = l, l.Kind() == loop.IOURing
+		tr := l.Traits()
+		lp.l, lp.batch, lp.readAhead = l, tr.Has(loop.DefersSends), tr.Has(loop.ReadsAhead)
 		e.loops = append(e.loops, lp)
 		l.Start()
 	}
@@ -85,7 +87,7 @@ func New(h Handler, o Options) (*Engine, error) {
 // (Auto unless set), so that what serves its connections elsewhere
 // (netconn.FromEngine) can ask for the same; GALE_BACKEND overrides both
 // alike. Stats names the backend each loop runs.
-func (e *Engine) Backend() Backend { return e.opts.Backend }
+func (e *Engine) Backend() backend.Kind { return e.opts.Backend }
 
 // trimPool lets go of the output chunks, output queues and input buffers
 // nobody used since the last trim, and comes back in a trimInterval. It

@@ -7,6 +7,7 @@ import (
 	"net"
 	"testing"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/testkit/faulttest"
 )
@@ -40,7 +41,7 @@ func etSendAll(cs []*faulttest.Echo, n int) []error {
 }
 
 // etBackend returns the backend e runs on.
-func etBackend(e *engine.Engine) engine.Backend { return e.Stats().Total().Backend }
+func etBackend(e *engine.Engine) backend.Kind { return e.Stats().Total().Backend }
 
 // etEchoRound sends 1 KiB on every client and waits for its echo.
 func etEchoRound(t *testing.T, cs []*faulttest.Echo, when string) {

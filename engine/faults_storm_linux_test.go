@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/faulttest"
-	"golang.org/x/sys/unix"
 )
 
 // etStormBytes is what each client streams while a storm lasts: small
@@ -47,7 +49,7 @@ func testStormTransient(t *testing.T) {
 			storm := faulttest.Start(t, faulttest.Storm{Errno: errno, MinGap: 2, MaxGap: 10})
 			a := etListen(t, e, "tcp")
 			cs := etEchoClients(t, a, 4, 1)
-			immediate := errno == unix.EINTR || etBackend(e) == engine.IOURing
+			immediate := errno == unix.EINTR || etBackend(e) == backend.IOURing
 			if err := etRounds(cs, 100, immediate); err != nil {
 				t.Error(err)
 			}
@@ -144,7 +146,7 @@ func etStormConn(t *testing.T, op string, errno syscall.Errno) {
 	storm := faulttest.Start(t, faulttest.Storm{Errno: errno, Ops: []faulttest.Op{fop}, MinGap: 1, MaxGap: 2,
 		Peers: []net.Addr{cs[0].Conn().LocalAddr()}})
 	etSendAll(cs, etStormBytes) // the target's writes may fail: it is reset
-	retried := op == "read" && errno == unix.ENOBUFS && etBackend(e) == engine.IOURing
+	retried := op == "read" && errno == unix.ENOBUFS && etBackend(e) == backend.IOURing
 	if retried {
 		if !cs[0].Wait(etWait) {
 			t.Fatalf("target: %d of %d bytes echoed (reader: %v), want all: ENOBUFS from the ring is retried", cs[0].Got(), cs[0].Sent(), cs[0].Err())

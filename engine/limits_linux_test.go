@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/faulttest"
@@ -256,5 +257,5 @@ func limSomaxconn() string {
 // multishot with no byte limit (io_uring before Linux 6.17): a paused
 // connection may then hold a batch of the loop's buffer ring in spill.
 func limSpillUnbounded(e *engine.Engine) bool {
-	return etBackend(e) == engine.IOURing && !uring.RecvLimit()
+	return etBackend(e) == backend.IOURing && !uring.RecvLimit()
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/internal/loop"
 )
 
@@ -118,8 +119,10 @@ type Options struct {
 	// adopted connections as they came (package net dials with 15 s);
 	// negative disables it.
 	TCPKeepAlive time.Duration
-	// Backend selects epoll or io_uring; default Auto. See Backend.
-	Backend Backend
+	// Backend selects the kernel interface: backend.Auto (the default)
+	// is io_uring on Linux where it opens, else epoll; kqueue on the BSDs
+	// and macOS (package backend).
+	Backend backend.Kind
 	// HandshakeWorkers bounds the TLS handshakes (ListenTLS, DialTLS)
 	// that compute at once: the CPU they take, not how many wait. A
 	// server's handshake starts once its ClientHello is whole (until then

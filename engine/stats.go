@@ -1,12 +1,16 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/galeio/gale/backend"
+)
 
 // LoopStats are one loop's counters.
 type LoopStats struct {
 	// Backend is the kernel interface the loop runs on (after Auto and
 	// GALE_BACKEND are resolved).
-	Backend Backend
+	Backend backend.Kind
 	// Conns is the number of open connections.
 	Conns int
 	// BytesIn and BytesOut count bytes read and written since the start.
@@ -71,7 +75,7 @@ func (e *Engine) Stats() Stats {
 	for i, lp := range e.loops {
 		c := &lp.stats
 		s.Loops[i] = LoopStats{
-			Backend:      Backend(lp.l.Kind()),
+			Backend:      lp.l.Kind(),
 			Conns:        int(lp.nconns.Load()),
 			BytesIn:      c.bytesIn.Load(),
 			BytesOut:     c.bytesOut.Load(),

@@ -66,6 +66,12 @@ func (s *Server) newConn(base context.Context) *conn {
 // loopHandler is the Server as the engine's Handler.
 type loopHandler Server
 
+// Offloads tells the engine's Auto that handlers run on pooled
+// goroutines: every request crosses from the loop and its response back,
+// which an io_uring loop, holding its OS thread, pays for with a wake-up
+// across threads each time; Auto picks epoll (package backend).
+func (h *loopHandler) Offloads() bool { return true }
+
 func (h *loopHandler) OnBoot(*engine.Engine) engine.Action { return engine.None }
 func (h *loopHandler) OnShutdown(*engine.Engine)           {}
 func (h *loopHandler) OnTick() (time.Duration, engine.Action) {

@@ -1,5 +1,7 @@
 package http1
 
+import "github.com/galeio/gale/engine"
+
 // RunningHandlers returns the handlers counted against MaxHandlers.
 func RunningHandlers(s *Server) int {
 	s.mu.Lock()
@@ -21,4 +23,12 @@ func RetireIdle(s *Server) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.idle)
+}
+
+// Engine returns the engine s serves its loop connections on, nil before
+// the first Serve.
+func Engine(s *Server) *engine.Engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.eng
 }

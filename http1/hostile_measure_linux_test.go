@@ -37,7 +37,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/engine"
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/http1"
 	"github.com/galeio/gale/internal/poller"
 	"github.com/galeio/gale/internal/tools/procfs"
@@ -322,9 +322,9 @@ func hostileServer(t *testing.T, server string) {
 		srv := &http1.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0)}
 		switch server {
 		case "http1-epoll":
-			srv.Engine.Backend = engine.Epoll
+			srv.Engine.Backend = backend.Epoll
 		case "http1-io_uring":
-			srv.Engine.Backend = engine.IOURing
+			srv.Engine.Backend = backend.IOURing
 		}
 		go func() { done <- srv.Serve(ln) }()
 		defer srv.Close()

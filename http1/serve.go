@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -85,11 +84,7 @@ func (s *Server) start() error {
 	if s.eng != nil {
 		return nil
 	}
-	opts := s.Engine
-	if opts.Backend == engine.Auto && runtime.GOOS == "linux" {
-		opts.Backend = engine.Epoll // see Server.Engine
-	}
-	e, err := engine.New((*loopHandler)(s), opts)
+	e, err := engine.New((*loopHandler)(s), s.Engine)
 	if err != nil {
 		return err
 	}

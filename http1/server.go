@@ -95,13 +95,13 @@ type Server struct {
 	// net/http.
 	MaxBodyBytes int64
 	// Engine configures the loops (their number, backend, buffers). Its
-	// zero value is the engine's defaults, but for the backend: engine.Auto
-	// means epoll on Linux here, not io_uring. Handlers run on pooled
-	// goroutines and write their responses themselves, so every request
-	// crosses between the loop and a handler goroutine twice; io_uring's
-	// loop holds its OS thread, which makes each crossing a futex wake-up,
-	// and its idle connection costs more memory (CHANGELOG.md, "http1", has the figures).
-	// Set engine.IOURing to have it anyway; GALE_BACKEND overrides both.
+	// zero value is the engine's defaults. Its backend.Auto picks epoll
+	// on Linux here, not io_uring: handlers run on pooled goroutines, so
+	// every request crosses between the loop and a handler goroutine
+	// twice, and io_uring's loop holds its OS thread, which makes each
+	// crossing a futex wake-up (package backend's table; CHANGELOG.md,
+	// "http1", has the figures). Set backend.IOURing to have it anyway;
+	// GALE_BACKEND overrides both.
 	Engine engine.Options
 
 	mu        sync.Mutex

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/internal/sock"
 )
 
@@ -17,7 +18,7 @@ type Dialer struct {
 	net.Dialer
 	// Backend chooses the loops' kernel interface; GALE_BACKEND
 	// overrides it.
-	Backend Backend
+	Backend backend.Kind
 }
 
 // Dial connects to address on network, as net.Dial: "tcp", "tcp4",
@@ -65,7 +66,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 // adopt moves nc, a connected stream socket, onto kind's loops: it takes
 // a duplicate of the descriptor and closes nc. buffered are bytes already
 // received from nc.
-func adopt(nc net.Conn, network string, kind Backend, buffered []byte) (*Conn, error) {
+func adopt(nc net.Conn, network string, kind backend.Kind, buffered []byte) (*Conn, error) {
 	laddr, raddr := nc.LocalAddr(), nc.RemoteAddr()
 	sc, ok := nc.(syscall.Conn)
 	if !ok {

@@ -75,9 +75,9 @@
 // # Backends
 //
 // ListenConfig.Backend and Dialer.Backend choose the loops' kernel
-// interface: Auto (epoll on Linux, kqueue on the BSDs and macOS), Epoll
-// or IOURing. GALE_BACKEND overrides the choice. On io_uring the loop's
-// goroutine is locked to its thread, and waking a parked Read from it
-// costs scheduler hand-offs that epoll's loop does not pay; see the
-// README's figures.
+// interface: [backend.Auto] (epoll on Linux, kqueue on the BSDs and
+// macOS), or one by name. GALE_BACKEND overrides the choice. On io_uring
+// the loop's goroutine is locked to its thread, and waking a parked Read
+// from it costs scheduler hand-offs that epoll's loop does not pay:
+// package backend's table says what Auto picks for each package and why.
 package netconn

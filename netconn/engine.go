@@ -22,7 +22,8 @@ var errNotStream = fmt.Errorf("netconn: not a stream connection: %w", errors.Err
 
 // FromEngine takes c off its engine and returns it as a *Conn, served by
 // netconn's loops of the backend c's engine was asked for
-// (engine.Engine.Backend; Auto is netconn's own choice, epoll on Linux).
+// (engine.Engine.Backend; for backend.Auto, what Auto picks for netconn:
+// epoll on Linux).
 // c's queued output is written first; OnClose then runs for c with
 // engine.ErrDetached. The bytes c received that OnData left unconsumed
 // are what Read returns first, followed by the socket's; called from

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/netconn"
@@ -439,7 +440,7 @@ func testFromEngineInOnData(t *testing.T, network string) {
 		t.Fatalf("FromEngine (in OnData: %v) = %v", m.direct, m.err)
 	}
 	defer m.nc.Close()
-	if ring := e.Stats().Loops[0].Backend == engine.IOURing; m.direct == ring {
+	if ring := e.Stats().Loops[0].Backend == backend.IOURing; m.direct == ring {
 		t.Errorf("FromEngine in OnData succeeded: %v on %v, want it to on epoll only", m.direct, e.Stats().Loops[0].Backend)
 	}
 	peer.Write([]byte(", and more"))

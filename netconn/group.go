@@ -3,10 +3,12 @@ package netconn
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/internal/loop"
 )
 
@@ -22,7 +24,7 @@ const readBufSize = 64 << 10
 // per GOMAXPROCS, started with the first connection or listener and
 // stopped a linger after the last one closed.
 type group struct {
-	kind  Backend
+	kind  backend.Kind
 	key   groupKey
 	loops []*nloop
 	refs  int // guarded by groups.mu
@@ -38,15 +40,15 @@ var groups struct {
 // groupKey names a group: the backend asked for, and GALE_BACKEND, which
 // overrides it (tests run the same code on each backend in turn).
 type groupKey struct {
-	kind Backend
+	kind backend.Kind
 	env  string
 }
 
-func keyOf(kind Backend) groupKey { return groupKey{kind, os.Getenv("GALE_BACKEND")} }
+func keyOf(kind backend.Kind) groupKey { return groupKey{kind, os.Getenv("GALE_BACKEND")} }
 
 // acquire returns the running group of kind, starting it if need be, and
 // counts one more user.
-func acquire(kind Backend) (*group, error) {
+func acquire(kind backend.Kind) (*group, error) {
 	groups.mu.Lock()
 	defer groups.mu.Unlock()
 	key := keyOf(kind)
@@ -90,15 +92,11 @@ func (g *group) release() {
 	})
 }
 
-func startGroup(kind Backend) (*group, error) {
+func startGroup(kind backend.Kind) (*group, error) {
 	g := &group{kind: kind}
-	open := kind
-	if open == Auto {
-		open = autoKind
-	}
-	for range max(1, runtimeProcs()) {
+	for range max(1, runtime.GOMAXPROCS(0)) {
 		lp := &nloop{buf: make([]byte, readBufSize)}
-		l, err := loop.New(loop.Config{Provider: lp, Backend: open, Fault: lp.fault, Flush: lp.flush})
+		l, err := loop.New(loop.Config{Provider: lp, Backend: kind, Fault: lp.fault, Flush: lp.flush})
 		if err != nil {
 			g.stop()
 			return nil, fmt.Errorf("netconn: %w", err)

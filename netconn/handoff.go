@@ -41,10 +41,11 @@ func (c *Conn) takeBuffered() ([]byte, error) {
 }
 
 // holdTask cancels c's receive in flight and closes done once it ended.
-// With none in flight (the stash full) io_uring may still hold bytes it
-// took from the socket ahead of a receive (its multishot receive goes on
-// between receives): a receive submitted and cancelled at once brings
-// them, and stops that. (epoll takes nothing ahead: the socket keeps it.)
+// With none in flight (the stash full) a backend that reads ahead
+// (loop.ReadsAhead: io_uring's multishot receive goes on between
+// receives) may still hold bytes it took from the socket: a receive
+// submitted and cancelled at once brings them, and stops that. (epoll
+// takes nothing ahead: the socket keeps it.)
 type holdTask struct {
 	c    *Conn
 	done chan struct{}
@@ -56,7 +57,7 @@ func (t *holdTask) Run(l *loop.Loop) {
 		r.mu.Lock()
 		ended := r.err != nil // the backend gave all it had before the end
 		r.mu.Unlock()
-		if !c.attached || c.closing || ended || l.Kind() != loop.IOURing {
+		if !c.attached || c.closing || ended || !l.Traits().Has(loop.ReadsAhead) {
 			close(t.done)
 			return
 		}

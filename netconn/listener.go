@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
 )
@@ -23,7 +24,7 @@ type ListenConfig struct {
 	net.ListenConfig
 	// Backend chooses the loops' kernel interface; GALE_BACKEND
 	// overrides it.
-	Backend Backend
+	Backend backend.Kind
 }
 
 // Listen announces on the local network address, as net.Listen; network

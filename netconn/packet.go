@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/internal/loop"
 	"github.com/galeio/gale/internal/sock"
 )
@@ -68,7 +69,7 @@ func (lc *ListenConfig) ListenPacket(ctx context.Context, network, address strin
 }
 
 // adoptPacket moves a datagram socket onto kind's loops.
-func adoptPacket(nc net.Conn, network string, kind Backend, op string) (*PacketConn, error) {
+func adoptPacket(nc net.Conn, network string, kind backend.Kind, op string) (*PacketConn, error) {
 	laddr, raddr := nc.LocalAddr(), nc.RemoteAddr()
 	fd, err := sock.DupConn(nc.(syscall.Conn))
 	nc.Close()

@@ -1,8 +1,8 @@
 // Package apitest holds no code: its tests keep gale's public API sealed
 // and make every change to it visible in review.
 //
-// The tests load the public packages (aio, engine, netconn, http1 and
-// websocket; not internal/, cmd/, examples/ or bench/) from the export data
+// The tests load the public packages (aio, backend, engine, netconn, http1
+// and websocket; not internal/, cmd/, examples/ or bench/) from the export data
 // `go list -export -deps -json` writes, built for linux/amd64, and walk
 // every exported object with go/types:
 //
@@ -13,10 +13,9 @@
 //   - the methods of a type reached through an exported alias.
 //
 // TestNoInternalTypes fails on every exported identifier whose signature
-// names a type from an internal/ package, with one exception: an internal
-// named type that the same public package exports under an alias (type
-// Backend = loop.Backend) is public under that name; its methods are
-// walked like those of any exported type. A method that only exists to
+// names a type from an internal/ package, an alias of one included (the
+// mistake three packages' Backend aliases of loop.Backend were, before
+// package backend). A method that only exists to
 // satisfy an internal interface (the loop's Owner, say) belongs on an
 // unexported type over the same struct, as engine's connOwner does.
 //
@@ -35,6 +34,9 @@
 // public API must update that file in the same commit:
 //
 //	go test ./internal/apitest -update
+//
+// TestPackageDocs fails on a public package whose documentation has no
+// "# Limitations" section or fewer than three Examples.
 //
 // The API is the one built for Linux; identifiers that exist only on other
 // platforms are not checked. The tests need the go command (they are

@@ -8,8 +8,7 @@ import (
 )
 
 // An entry is one exported identifier of the public API: its line in the
-// golden file, and the internal types its signature names that its
-// package does not export under an alias.
+// golden file, and the internal types its signature names.
 type entry struct {
 	line     string
 	internal []string
@@ -19,16 +18,13 @@ type entry struct {
 type walker struct {
 	pkg     *types.Package
 	modPath string
-	allowed map[*types.TypeName]bool // internal types pkg exports by alias
-	names   *strings.Replacer        // prints them by their alias
 	entries []entry
 }
 
 // walk returns the entries of pkg, a package of module modPath, in
 // sorted order.
 func walk(pkg *types.Package, modPath string) []entry {
-	w := &walker{pkg: pkg, modPath: modPath, allowed: map[*types.TypeName]bool{}}
-	w.aliases()
+	w := &walker{pkg: pkg, modPath: modPath}
 	scope := pkg.Scope()
 	for _, name := range scope.Names() {
 		if obj := scope.Lookup(name); obj.Exported() {
@@ -37,27 +33,6 @@ func walk(pkg *types.Package, modPath string) []entry {
 	}
 	slices.SortFunc(w.entries, func(a, b entry) int { return strings.Compare(a.line, b.line) })
 	return slices.CompactFunc(w.entries, func(a, b entry) bool { return a.line == b.line })
-}
-
-// aliases notes the named types pkg exports under an exported alias, to
-// allow them and print them by that name.
-func (w *walker) aliases() {
-	var pairs []string
-	scope := w.pkg.Scope()
-	for _, name := range scope.Names() {
-		tn, ok := scope.Lookup(name).(*types.TypeName)
-		if !ok || !tn.Exported() || !tn.IsAlias() {
-			continue
-		}
-		if n, ok := types.Unalias(tn.Type()).(*types.Named); ok && n.TypeArgs().Len() == 0 {
-			w.allowed[n.Obj()] = true
-			// Replacer matches text, not types: a longer internal name
-			// with this one as prefix would print wrongly, and show so in
-			// the golden file.
-			pairs = append(pairs, types.TypeString(n, w.qualify), name)
-		}
-	}
-	w.names = strings.NewReplacer(pairs...)
 }
 
 func (w *walker) object(obj types.Object) {
@@ -75,7 +50,7 @@ func (w *walker) object(obj types.Object) {
 
 func (w *walker) typeName(tn *types.TypeName) {
 	if a, ok := tn.Type().(*types.Alias); ok {
-		w.add(nil, "type %s = %s", tn.Name(), types.TypeString(a.Rhs(), w.qualify))
+		w.add(a.Rhs(), "type %s = %s", tn.Name(), w.str(a.Rhs()))
 		w.methods(tn.Name(), a)
 		return
 	}
@@ -146,7 +121,7 @@ func (w *walker) add(t types.Type, format string, args ...any) {
 }
 
 // internalIn appends to out the names of the internal named types t
-// mentions that are not allowed. It does not descend into a named type's
+// mentions. It does not descend into a named type's
 // underlying type: an exported named type is walked on its own, and an
 // unexported one cannot be named by a user.
 func (w *walker) internalIn(t types.Type, out *[]string) {
@@ -154,7 +129,7 @@ func (w *walker) internalIn(t types.Type, out *[]string) {
 	case *types.Alias:
 		w.internalIn(types.Unalias(t), out)
 	case *types.Named:
-		if obj := t.Obj(); obj.Pkg() != nil && isInternal(obj.Pkg().Path()) && !w.allowed[t.Origin().Obj()] {
+		if obj := t.Obj(); obj.Pkg() != nil && isInternal(obj.Pkg().Path()) {
 			*out = append(*out, w.str(t))
 		}
 		for a := range t.TypeArgs().Types() {
@@ -206,10 +181,9 @@ func isInternal(path string) bool {
 
 // str prints t as the golden file does: the walked package's own types
 // unqualified, the module's by their path in the module (engine.Conn,
-// internal/loop.Loop), others by package name (tls.Config), and the types
-// the package exports under an alias by the alias.
+// internal/loop.Loop), others by package name (tls.Config).
 func (w *walker) str(t types.Type) string {
-	return w.names.Replace(types.TypeString(unnamedParams(t), w.qualify))
+	return types.TypeString(unnamedParams(t), w.qualify)
 }
 
 // unnamedParams returns t with the parameter names of its function types

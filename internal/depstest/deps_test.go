@@ -19,6 +19,9 @@ import (
 // anything. Rows for packages that do not exist yet state the design they
 // must follow when they are added.
 var policy = map[string][]string{
+	// The backends' names, the one vocabulary the loops' options share:
+	// a public leaf, the standard library alone, beneath every layer.
+	"backend": {},
 	// Socket system calls: the bottom layer.
 	"internal/sock": {},
 	// leaktest is for tests only: the standard library alone.
@@ -41,7 +44,7 @@ var policy = map[string][]string{
 	// as echo servers. It lives in internal/tools, not under
 	// cmd/galebench/internal, because the bench module imports it too.
 	// tlstest gives its TLS servers and clients their certificates.
-	"internal/tools/benchrun": {"aio", "engine", "netconn", "internal/tools/procfs", "internal/testkit/tlstest"},
+	"internal/tools/benchrun": {"aio", "backend", "engine", "netconn", "internal/tools/procfs", "internal/testkit/tlstest"},
 	// tlstest makes test certificates: the standard library alone; for
 	// tests and benchmarks (benchrun's TLS servers).
 	"internal/testkit/tlstest": {},
@@ -51,7 +54,7 @@ var policy = map[string][]string{
 	// io_uring ring layer, beside the readiness pollers.
 	"internal/uring": {"internal/sock"},
 	// epoll and kqueue backends, and the io_uring backend over the ring.
-	"internal/poller": {"internal/sock", "internal/uring"},
+	"internal/poller": {"backend", "internal/sock", "internal/uring"},
 	// Event loops: connections, timers, tasks, buffers.
 	"internal/loop": {"internal/poller", "internal/sock"},
 
@@ -68,11 +71,11 @@ var policy = map[string][]string{
 	"internal/connslot": {},
 
 	// The two public APIs on the loops.
-	"aio":    {"internal/loop", "internal/sock"},
-	"engine": {"internal/connslot", "internal/loop", "internal/sock", "internal/tlsrec"},
+	"aio":    {"backend", "internal/loop", "internal/sock"},
+	"engine": {"backend", "internal/connslot", "internal/loop", "internal/sock", "internal/tlsrec"},
 
 	// Later: net.Conn and net.Listener drop-ins, then protocols.
-	"netconn":   {"engine", "internal/loop", "internal/sock"},
+	"netconn":   {"backend", "engine", "internal/loop", "internal/sock"},
 	"http1":     {"engine", "internal/connslot", "netconn"},
 	"websocket": {"engine", "http1"},
 
@@ -87,7 +90,7 @@ var programDirs = []string{"bench", "cmd", "examples"}
 
 // publicAPIs may be imported only by programs and by the rows of policy
 // that name them.
-var publicAPIs = []string{"aio", "engine", "netconn", "http1", "websocket"}
+var publicAPIs = []string{"aio", "backend", "engine", "netconn", "http1", "websocket"}
 
 // sockExternal is all internal/sock may import from outside the standard
 // library.

@@ -2,13 +2,12 @@ package loop
 
 import "github.com/galeio/gale/internal/poller"
 
-// Backend names the kernel interface of a loop. aio and engine export it
-// as their own Backend type.
+// Backend names the kernel interface of a loop: backend.Kind, the type
+// the public packages take.
 type Backend = poller.Kind
 
-// The backends. Auto is io_uring where the kernel allows it for owners
-// whose Provider is Transient, epoll otherwise on Linux, kqueue on the
-// BSDs and macOS, and Net elsewhere (poller.OpenKind). GALE_BACKEND
+// The backends. Auto is decided from what the Provider says of its owner's
+// work (Transient, HandOff, Offload; poller's autoKinds); GALE_BACKEND
 // overrides the choice.
 const (
 	Auto    = poller.Auto
@@ -17,6 +16,22 @@ const (
 	Kqueue  = poller.Kqueue
 	Net     = poller.Net
 )
+
+// Traits are what a backend does beyond the contract (poller.Traits).
+type Traits = poller.Traits
+
+// The traits owners adapt to.
+const (
+	ReadsAhead  = poller.ReadsAhead
+	DefersSends = poller.DefersSends
+)
+
+// Offloader is implemented by what runs on a loop and hands its users'
+// code to other goroutines (http1's handler, for engine); the Provider
+// then says so to Auto through poller.Offload.
+type Offloader interface {
+	Offloads() bool
+}
 
 // Opener opens a loop's backend; tests set Config.Open to one that
 // injects faults.

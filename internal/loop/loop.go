@@ -137,6 +137,10 @@ func (l *Loop) Err() error {
 // Kind names the loop's backend. Safe from any goroutine.
 func (l *Loop) Kind() poller.Kind { return l.be.Kind() }
 
+// Traits returns what the loop's backend does beyond the contract; an
+// owner adapts to them, never to Kind.
+func (l *Loop) Traits() poller.Traits { return l.be.Traits() }
+
 // Now returns the time the loop last woke at (read once per iteration,
 // before any completion of that wake-up is delivered). Loop goroutine
 // only.

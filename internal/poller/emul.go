@@ -118,6 +118,8 @@ func newEmul(rd readiness, p Provider, k Kind) *emul {
 
 func (e *emul) Kind() Kind { return e.kind }
 
+func (e *emul) Traits() Traits { return 0 }
+
 func (e *emul) state(tag Tag) *fdState {
 	st := e.fds.at(int(tag.Slot()))
 	if st == nil {

@@ -30,13 +30,16 @@ type kqueue struct {
 	events []unix.Kevent_t
 }
 
-// openKind opens the kqueue backend for Auto and Kqueue, and the net
-// backend for Net; the Linux backends are unsupported here.
+// native is the readiness backend of the BSDs and macOS.
+const native = Kqueue
+
+// openKind opens the kqueue backend for Kqueue and the net backend for
+// Net; the Linux backends are unsupported here.
 func openKind(k Kind, p Provider) (Backend, error) {
 	if k == Net {
 		return openNet(p)
 	}
-	if k != Auto && k != Kqueue {
+	if k != Kqueue {
 		return nil, fmt.Errorf("poller: %v backend: %w", k, errors.ErrUnsupported)
 	}
 	return openKqueue(p)

@@ -122,6 +122,8 @@ func openNet(p Provider) (Backend, error) {
 
 func (b *netBackend) Kind() Kind { return Net }
 
+func (b *netBackend) Traits() Traits { return 0 }
+
 func (b *netBackend) entry(tag Tag) *netEntry {
 	s := int(tag.Slot())
 	if s >= len(b.ents) || b.ents[s] == nil || b.ents[s].tag != tag {

@@ -173,7 +173,30 @@ type Backend interface {
 	Close() error
 	// Kind names the backend.
 	Kind() Kind
+	// Traits says what the backend does beyond the contract, for owners
+	// that adapt to it (by trait, never by Kind).
+	Traits() Traits
 }
+
+// Traits are what a backend does beyond the contract.
+type Traits uint8
+
+const (
+	// ReadsAhead: the backend may take a stream's bytes from the socket
+	// while no receive is in flight (io_uring's multishot receive goes on
+	// between receives). A receive submitted and cancelled at once brings
+	// them, and stops it; until then the socket does not hold them.
+	ReadsAhead Traits = 1 << iota
+	// DefersSends: sends asked for during a loop turn reach the kernel
+	// together when the loop next waits, each a completion of its own. An
+	// owner gains by merging the small sends one callback makes into one
+	// (engine's write batching); on a backend without it each send is a
+	// system call made at once, and merging only delays it.
+	DefersSends
+)
+
+// Has reports whether t includes every trait of u.
+func (t Traits) Has(u Traits) bool { return t&u == u }
 
 // ZeroCopier is implemented by a backend that can send without copying
 // the bytes into the kernel (io_uring's IORING_OP_SEND_ZC). SetZeroCopy

@@ -7,10 +7,13 @@ import (
 	"fmt"
 )
 
-// openKind opens the net backend for Auto and Net: this platform has no
-// native one.
+// native is the readiness backend of this platform: it has no native one.
+const native = Net
+
+// openKind opens the net backend for Net: this platform has no native
+// one.
 func openKind(k Kind, p Provider) (Backend, error) {
-	if k != Auto && k != Net {
+	if k != Net {
 		return nil, fmt.Errorf("poller: %v backend: %w", k, errors.ErrUnsupported)
 	}
 	return openNet(p)

@@ -214,6 +214,15 @@ func (b *uringBackend) cancel(data ud) {
 
 func (b *uringBackend) Kind() Kind { return IOURing }
 
+// Traits: sends wait for the next submission; a Transient owner's
+// nil-buffer receives are multishot, which read ahead (recvKind).
+func (b *uringBackend) Traits() Traits {
+	if b.direct {
+		return ReadsAhead | DefersSends
+	}
+	return DefersSends
+}
+
 func (b *uringBackend) Add(fd int, tag Tag, stream bool) error {
 	if fd < 0 {
 		return os.NewSyscallError("io_uring add", unix.EBADF)

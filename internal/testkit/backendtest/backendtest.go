@@ -55,6 +55,20 @@ func RunB(b *testing.B, f func(b *testing.B)) {
 	}
 }
 
+// Auto clears GALE_BACKEND for t, so that Auto decides, and returns what
+// package backend's table says Auto opens here for an owner that prefers
+// io_uring (ring: engine's callbacks) or not. Tests that call it must
+// not be parallel (t.Setenv).
+func Auto(t testing.TB, ring bool) poller.Kind {
+	t.Helper()
+	t.Setenv(poller.EnvBackend, "")
+	k := Kinds()[0]
+	if k == poller.Epoll && ring && poller.Available(poller.IOURing) == nil {
+		return poller.IOURing
+	}
+	return k
+}
+
 // selected returns Kinds, or only the one GALE_BACKEND names.
 func selected() []poller.Kind {
 	only, restricted := os.LookupEnv(poller.EnvBackend)

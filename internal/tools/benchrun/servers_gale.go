@@ -7,6 +7,7 @@ import (
 	"net"
 
 	"github.com/galeio/gale/aio"
+	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/netconn"
 )
@@ -15,27 +16,27 @@ import (
 // ratio is taken against.
 func GaleServers() []Server {
 	return []Server{
-		{Name: "aio", Serve: serveAIO(aio.Auto), Gale: true, Backend: "auto",
+		{Name: "aio", Serve: serveAIO(backend.Auto), Gale: true, Backend: "auto",
 			Note: "gale aio Watcher, default Config (Auto: epoll on Linux); nil-buffer reads from the swap buffer, copied to a pooled buffer for the write"},
-		{Name: "engine", Serve: serveEngine(engine.Auto), Gale: true, Backend: "auto",
+		{Name: "engine", Serve: serveEngine(backend.Auto), Gale: true, Backend: "auto",
 			Note: "gale engine, default Options (Auto: io_uring where the kernel allows it, else epoll); OnData writes the input back"},
-		{Name: "aio-epoll", Serve: serveAIO(aio.Epoll), Gale: true, Backend: "epoll",
+		{Name: "aio-epoll", Serve: serveAIO(backend.Epoll), Gale: true, Backend: "epoll",
 			Note: "the aio server on epoll"},
-		{Name: "engine-epoll", Serve: serveEngine(engine.Epoll), Gale: true, Backend: "epoll",
+		{Name: "engine-epoll", Serve: serveEngine(backend.Epoll), Gale: true, Backend: "epoll",
 			Note: "the engine server on epoll: a reply made in OnData is written at once (direct write, else queued copy)"},
-		{Name: "aio-io_uring", Serve: serveAIO(aio.IOURing), Gale: true, Backend: "io_uring",
+		{Name: "aio-io_uring", Serve: serveAIO(backend.IOURing), Gale: true, Backend: "io_uring",
 			Note: "the aio server on io_uring (an unbound ring: the loop is not locked to a thread): a nil-buffer read tries read(2) into the swap buffer at once, else waits on a one-shot receive from a provided-buffer ring, copied into the swap buffer; writes are sends"},
-		{Name: "engine-io_uring", Serve: serveEngine(engine.IOURing), Gale: true, Backend: "io_uring",
+		{Name: "engine-io_uring", Serve: serveEngine(backend.IOURing), Gale: true, Backend: "io_uring",
 			Note: "the engine server on io_uring: multishot accept and receive, OnData reads the ring's buffer in place"},
-		{Name: "aio-net", Serve: serveAIO(aio.Net), Gale: true, Backend: "net",
+		{Name: "aio-net", Serve: serveAIO(backend.Net), Gale: true, Backend: "net",
 			Note: "the aio server on the net backend, the portable fallback: a goroutine per operation in flight doing package net's blocking call"},
-		{Name: "engine-net", Serve: serveEngine(engine.Net), Gale: true, Backend: "net",
+		{Name: "engine-net", Serve: serveEngine(backend.Net), Gale: true, Backend: "net",
 			Note: "the engine server on the net backend, the portable fallback"},
 		{Name: "stdnet", Serve: serveStd,
 			Note: "package net, a goroutine per connection, 64 KiB buffer"},
-		{Name: "netconn", Serve: serveNetconn(netconn.Epoll), Gale: true, Backend: "epoll",
+		{Name: "netconn", Serve: serveNetconn(backend.Epoll), Gale: true, Backend: "epoll",
 			Note: "stdnet's code on a gale netconn listener on epoll: a goroutine per connection blocked in Read, woken by the loop's receive"},
-		{Name: "netconn-io_uring", Serve: serveNetconn(netconn.IOURing), Gale: true, Backend: "io_uring",
+		{Name: "netconn-io_uring", Serve: serveNetconn(backend.IOURing), Gale: true, Backend: "io_uring",
 			Note: "stdnet's code on a gale netconn listener on io_uring"},
 	}
 }
@@ -48,7 +49,7 @@ func serveStd(ln net.Listener, ready func(net.Addr)) error {
 
 // serveNetconn is serveStd's code on a netconn listener of backend b. As
 // serveEngineOn does, it closes ln and listens on the same address.
-func serveNetconn(b netconn.Backend) func(net.Listener, func(net.Addr)) error {
+func serveNetconn(b backend.Kind) func(net.Listener, func(net.Addr)) error {
 	return func(ln net.Listener, ready func(net.Addr)) error {
 		addr := ln.Addr().String()
 		if err := ln.Close(); err != nil {
@@ -96,11 +97,11 @@ func EchoEach(ln net.Listener) error {
 // idle connection holds no memory; the bytes are copied into a pooled
 // buffer for the write, because swap data is valid only until the next
 // WaitIO while a write may take longer.
-func serveAIO(b aio.Backend) func(net.Listener, func(net.Addr)) error {
+func serveAIO(b backend.Kind) func(net.Listener, func(net.Addr)) error {
 	return func(ln net.Listener, ready func(net.Addr)) error { return serveAIOOn(b, ln, ready) }
 }
 
-func serveAIOOn(b aio.Backend, ln net.Listener, ready func(net.Addr)) error {
+func serveAIOOn(b backend.Kind, ln net.Listener, ready func(net.Addr)) error {
 	w, err := aio.NewWatcherConfig(aio.Config{Backend: b})
 	if err != nil {
 		return err
@@ -166,13 +167,13 @@ func (engineEcho) OnData(c *engine.Conn, in *engine.Inbound) engine.Action {
 // address, so no connection can land on ln between its close and the
 // engine's listen. A closed listening socket leaves no TIME_WAIT behind,
 // so the port is free at once.
-func serveEngine(b engine.Backend) func(net.Listener, func(net.Addr)) error {
+func serveEngine(b backend.Kind) func(net.Listener, func(net.Addr)) error {
 	return func(ln net.Listener, ready func(net.Addr)) error { return serveEngineOn(b, ln, nil, ready) }
 }
 
 // serveEngineOn runs the engine server on backend b, on ln's address;
 // with TLS (Engine.ListenTLS) if config is not nil.
-func serveEngineOn(b engine.Backend, ln net.Listener, config *tls.Config, ready func(net.Addr)) error {
+func serveEngineOn(b backend.Kind, ln net.Listener, config *tls.Config, ready func(net.Addr)) error {
 	addr := ln.Addr().String()
 	if err := ln.Close(); err != nil {
 		return err

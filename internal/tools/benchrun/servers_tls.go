@@ -4,7 +4,7 @@ import (
 	"crypto/tls"
 	"net"
 
-	"github.com/galeio/gale/engine"
+	"github.com/galeio/gale/backend"
 )
 
 // TLSServers are gale's TLS echo server and std net's over crypto/tls,
@@ -36,5 +36,5 @@ func serveEngineTLS(ln net.Listener, kp KeyPair, ready func(net.Addr)) error {
 	if err != nil {
 		return err
 	}
-	return serveEngineOn(engine.Epoll, ln, config, ready)
+	return serveEngineOn(backend.Epoll, ln, config, ready)
 }
