@@ -39,6 +39,9 @@ var policy = map[string][]string{
 	// floodtest is the line examples' hostile-client test, for tests
 	// only: it samples the heap with leaktest.
 	"internal/testkit/floodtest": {"internal/testkit/leaktest"},
+	// stresstest is the client side of the stress tests aio and engine
+	// share (churn, slowloris, hostile clients, fault storms): tests only.
+	"internal/testkit/stresstest": {"internal/testkit/faulttest", "internal/testkit/leaktest"},
 	// benchrun is galebench's machinery, shared by cmd/galebench and the
 	// bench module: a program in all but name, it runs gale's public APIs
 	// as echo servers. It lives in internal/tools, not under
