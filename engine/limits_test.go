@@ -187,7 +187,7 @@ func testLimitsBudget(t *testing.T) {
 	a := etListen(t, e, "tcp")
 	good := etDial(t, a)
 	etOpened(t, h)
-	peaks := etSampleMem(t, e)
+	peaks := leaktest.Peaks(t, func() int64 { return e.Stats().Queued })
 	for _, c := range limNonReaders(t, h, a, bad) {
 		etFill(t, c, push) // they never read it
 	}
@@ -201,7 +201,7 @@ func testLimitsBudget(t *testing.T) {
 	limServed(t, good, 1<<20, "over the budget")
 	// Past the budget, each connection queues at most the output of the
 	// reads in flight when it went over: two, of rbuf bytes each.
-	_, queued := peaks()
+	queued := peaks()[0]
 	t.Logf("%d non-readers with %d bytes pushed to each, over a budget of %d: Stats().Queued peaked at %d", bad, push, budget, queued)
 	if limit := int64(bad*(push+len(etChunk64K)) + (bad+1)*2*rbuf); queued > limit {
 		t.Errorf("Stats().Queued peaked at %d, want at most %d (what was pushed, and each connection's last two reads)", queued, limit)
@@ -231,7 +231,7 @@ func testLimitsOutput(t *testing.T) {
 	etOpened(t, h)
 	etPattern(1) // made once, before the heap is measured
 	base := leaktest.Measure()
-	peaks := etSampleMem(t, e)
+	peaks := leaktest.Peaks(t, func() int64 { return e.Stats().Queued })
 	cs := limNonReaders(t, h, a, bad)
 	// Reached once a queue passed the mark. (Both need not be paused at
 	// once: on io_uring a client that floods without reading can stall in
@@ -240,7 +240,7 @@ func testLimitsOutput(t *testing.T) {
 	etWaitFor(t, "a non-reader paused", func() bool { return e.Stats().Total().Paused > 0 })
 	time.Sleep(100 * time.Millisecond) // the flood goes on, against the mark
 	held := leaktest.Measure()
-	_, queued := peaks()
+	queued := peaks()[0]
 	limServed(t, good, 1<<20, "beside clients that do not read")
 	grew := (held.Heap - base.Heap) / bad
 	t.Logf("%d clients that do not read: Stats().Queued peaked at %d (%d each); the live heap grew by %d each",

@@ -15,8 +15,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -106,7 +104,7 @@ func Run(t *testing.T, tg Target) {
 		amount, budget = floodLong, floodBudgetLong
 	}
 	base := heapAfterGC()
-	peak := sampleHeap(t)
+	peak := leaktest.Peaks(t, leaktest.HeapNow)
 
 	in0 := tg.BytesIn()
 	f := flood(tg.Addr, amount, nil)
@@ -119,7 +117,7 @@ func Run(t *testing.T, tg Target) {
 	}
 
 	alone, beside, floods, sent := floodThroughput(t, tg, amount, budget)
-	heapPeak := peak() - base
+	heapPeak := peak()[0] - base
 	heapRest := heapAfterGC() - base
 	t.Logf("%d well-behaved conns: %.0f %s/s alone, %.0f beside %d hostile conns sending %d MiB in all at %d MiB/s (%d rounds each); heap %.1f MiB at rest, peak +%.1f MiB, after the floods %+.2f MiB",
 		tg.Clients, median(alone), tg.Unit, median(beside), floods, sent>>20, floodRate>>20, len(beside),
@@ -315,33 +313,4 @@ func heapAfterGC() int64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
-}
-
-// sampleHeap samples the heap bytes in objects (live or not yet
-// collected) every millisecond until the returned function is called,
-// which returns the peak, or the test ends.
-func sampleHeap(t testing.TB) func() int64 {
-	var peak atomic.Int64
-	stop, done := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	end := func() {
-		once.Do(func() { close(stop) })
-		<-done
-	}
-	t.Cleanup(end)
-	go func() {
-		defer close(done)
-		for {
-			peak.Store(max(peak.Load(), leaktest.HeapNow()))
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	return func() int64 {
-		end()
-		return peak.Load()
-	}
 }
