@@ -57,54 +57,20 @@ type stChurnServer struct {
 }
 
 func stStartChurn(t *testing.T, w *aio.Watcher) *stChurnServer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("Listen = %v, want nil", err)
-	}
-	s := &stChurnServer{w: w, ln: ln}
-	var wg sync.WaitGroup
-	wg.Go(s.accept)
-	wg.Go(func() {
-		for {
-			res, err := w.WaitIO()
-			if err != nil {
-				return
-			}
-			for _, r := range res {
-				s.serve(r)
-			}
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		w.Close()
-		wg.Wait()
-	})
+	s := &stChurnServer{w: w}
+	s.ln = stServe(t, w, &s.errs, s.start, s.serve)
 	return s
 }
 
-func (s *stChurnServer) accept() {
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		var err2 error
-		if s.accepted.Add(1)%2 == 0 {
-			err2 = s.w.Read(stChurnSwap, c, nil)
-		} else {
-			err2 = s.w.Read(stChurnOwn, c, make([]byte, 4<<10))
-		}
-		if err2 != nil {
-			s.errs.add(fmt.Errorf("Read = %v", err2))
-			c.Close()
-		}
+func (s *stChurnServer) start(c net.Conn) error {
+	if s.accepted.Add(1)%2 == 0 {
+		return s.w.Read(stChurnSwap, c, nil)
 	}
+	return s.w.Read(stChurnOwn, c, make([]byte, 4<<10))
 }
 
-func (s *stChurnServer) serve(r aio.OpResult) {
+func (s *stChurnServer) serve(r aio.OpResult) error {
 	mode, _ := r.Context.(stChurnMode)
-	var err error
 	switch {
 	case r.Operation == aio.OpRead && r.Error == nil && r.Size > 0:
 		if r.IsSwapBuffer != (mode == stChurnSwap) {
@@ -114,21 +80,18 @@ func (s *stChurnServer) serve(r aio.OpResult) {
 		if r.IsSwapBuffer {
 			out = bytes.Clone(out) // the swap buffer is reused after the next WaitIO
 		}
-		err = s.w.Write(mode, r.Conn, out)
+		return s.w.Write(mode, r.Conn, out)
 	case r.Operation == aio.OpRead && r.Error == io.EOF:
 		s.freed.Add(1)
-		err = s.w.Free(r.Conn)
+		return s.w.Free(r.Conn)
 	case r.Operation == aio.OpWrite && r.Error == nil && mode == stChurnSwap:
-		err = s.w.Read(mode, r.Conn, nil)
+		return s.w.Read(mode, r.Conn, nil)
 	case r.Operation == aio.OpWrite && r.Error == nil:
-		err = s.w.Read(mode, r.Conn, r.Buffer[:cap(r.Buffer)])
+		return s.w.Read(mode, r.Conn, r.Buffer[:cap(r.Buffer)])
 	default:
 		s.errs.add(fmt.Errorf("%v: size %d, %v", r.Operation, r.Size, r.Error))
 		s.freed.Add(1)
-		err = s.w.Free(r.Conn)
-	}
-	if err != nil {
-		s.errs.add(err)
+		return s.w.Free(r.Conn)
 	}
 }
 

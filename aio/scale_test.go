@@ -17,95 +17,35 @@ import (
 // stScaleLimit bounds each scale test.
 const stScaleLimit = 60 * time.Second
 
-// stErrs keeps the first errors reported by background goroutines.
-type stErrs struct {
-	mu   sync.Mutex
-	errs []error
-	n    int
-}
-
-func (e *stErrs) add(err error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.n++
-	if len(e.errs) < 5 {
-		e.errs = append(e.errs, err)
-	}
-}
-
-func (e *stErrs) check(t testing.TB, who string) {
-	t.Helper()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.n > 0 {
-		t.Errorf("%s: %d errors, want 0; first: %v", who, e.n, e.errs)
-	}
-}
-
 // stEchoServer accepts on a loopback listener and echoes every connection
 // through w with nil-buffer reads: the data is copied out of the swap
 // buffer into the write. A connection is freed at end of file.
 type stEchoServer struct {
+	w    *aio.Watcher
 	ln   net.Listener
 	errs stErrs
 }
 
 func stStartEcho(t *testing.T, w *aio.Watcher) *stEchoServer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("Listen = %v, want nil", err)
-	}
-	s := &stEchoServer{ln: ln}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if err := w.Read(nil, c, nil); err != nil {
-				s.errs.add(fmt.Errorf("Read = %v", err))
-				c.Close()
-			}
-		}
-	})
-	wg.Go(func() {
-		for {
-			res, err := w.WaitIO()
-			if err != nil {
-				return
-			}
-			for _, r := range res {
-				s.serve(w, r)
-			}
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		w.Close()
-		wg.Wait()
-	})
+	s := &stEchoServer{w: w}
+	s.ln = stServe(t, w, &s.errs, func(c net.Conn) error { return w.Read(nil, c, nil) }, s.serve)
 	return s
 }
 
-func (s *stEchoServer) serve(w *aio.Watcher, r aio.OpResult) {
-	var err error
+func (s *stEchoServer) serve(r aio.OpResult) error {
 	switch {
 	case r.Operation == aio.OpRead && r.Error == nil:
 		if !r.IsSwapBuffer {
 			s.errs.add(fmt.Errorf("nil-buffer read: IsSwapBuffer false"))
 		}
-		err = w.Write(nil, r.Conn, append([]byte(nil), r.Buffer[:r.Size]...))
+		return s.w.Write(nil, r.Conn, append([]byte(nil), r.Buffer[:r.Size]...))
 	case r.Operation == aio.OpRead && r.Error == io.EOF:
-		err = w.Free(r.Conn)
+		return s.w.Free(r.Conn)
 	case r.Operation == aio.OpWrite && r.Error == nil:
-		err = w.Read(nil, r.Conn, nil)
+		return s.w.Read(nil, r.Conn, nil)
 	default:
 		s.errs.add(fmt.Errorf("%v: %v", r.Operation, r.Error))
-		err = w.Free(r.Conn)
-	}
-	if err != nil {
-		s.errs.add(err)
+		return s.w.Free(r.Conn)
 	}
 }
 

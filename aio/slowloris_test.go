@@ -13,7 +13,6 @@ import (
 	"io"
 	"net"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,42 +61,8 @@ type stLineServer struct {
 }
 
 func stStartLines(t testing.TB, w *aio.Watcher) *stLineServer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("Listen = %v, want nil", err)
-	}
-	s := &stLineServer{w: w, ln: ln, partial: map[net.Conn][]byte{}}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if err := w.Read(nil, c, nil); err != nil {
-				s.errs.add(fmt.Errorf("Read = %v", err))
-				c.Close()
-			}
-		}
-	})
-	wg.Go(func() {
-		for {
-			res, err := w.WaitIO()
-			if err != nil {
-				return
-			}
-			for _, r := range res {
-				if err := s.serve(r); err != nil {
-					s.errs.add(err)
-				}
-			}
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		w.Close()
-		wg.Wait()
-	})
+	s := &stLineServer{w: w, partial: map[net.Conn][]byte{}}
+	s.ln = stServe(t, w, &s.errs, func(c net.Conn) error { return w.Read(nil, c, nil) }, s.serve)
 	return s
 }
 
