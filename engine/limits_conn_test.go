@@ -20,6 +20,7 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 )
 
 // testLimitsIdle: clients that connect and then send nothing hold a
@@ -49,7 +50,7 @@ func testLimitsIdle(t *testing.T) {
 			a := etListen(t, e, "tcp")
 			good := etDial(t, a)
 			gc := etOpened(t, h)
-			etDialMany(t, a, n)
+			stresstest.DialMany(t, a, n, etWait)
 			var cs []*engine.Conn
 			for range n {
 				cs = append(cs, etOpened(t, h))
@@ -210,7 +211,7 @@ func testLimitsGoroutines(t *testing.T) {
 	limServedLine(t, good, "before")
 	before := runtime.NumGoroutine()
 	in0 := e.Stats().Total().BytesIn
-	for _, p := range etDialMany(t, a, n) {
+	for _, p := range stresstest.DialMany(t, a, n, etWait) {
 		p.Write([]byte("partial"))
 	}
 	etWaitFor(t, "every partial line received", func() bool {
@@ -248,7 +249,7 @@ func testLimitsTimers(t *testing.T) {
 	good := etDial(t, a)
 	etOpened(t, h)
 	limServed(t, good, 1<<10, "before")
-	peers := etDialMany(t, a, n)
+	peers := stresstest.DialMany(t, a, n, etWait)
 	for range n {
 		etOpened(t, h)
 	}
