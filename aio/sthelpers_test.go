@@ -355,10 +355,3 @@ func stWrite(t testing.TB, c net.Conn, b []byte) {
 		t.Fatalf("peer Write(%d bytes) = %d, %v, want %d, nil", len(b), n, err, len(b))
 	}
 }
-
-// stLong reports whether the long versions of the load tests run
-// (GALE_LONG=1); by default they run at a size CI affords.
-func stLong() bool { return os.Getenv("GALE_LONG") == "1" }
-
-// stMiB converts bytes to MiB, for logs.
-func stMiB(n int64) float64 { return float64(n) / (1 << 20) }

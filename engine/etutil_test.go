@@ -367,10 +367,6 @@ func (r *etRecorder) list() []string {
 	return append([]string(nil), r.evs...)
 }
 
-// etLong reports whether the long versions of the load tests run
-// (GALE_LONG=1); by default they run at a size CI affords.
-func etLong() bool { return os.Getenv("GALE_LONG") == "1" }
-
 // etCountServer is a Handler for load tests with more connections than
 // etHandler's reports hold: it counts opens and closes, keeps the first
 // close for another reason than the peer hanging up, and runs data
