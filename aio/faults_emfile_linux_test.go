@@ -16,6 +16,7 @@ import (
 	"github.com/galeio/gale/aio"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/faulttest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 )
 
 // fsStarvedCPU is the most CPU the process may use, in a fraction of one
@@ -34,7 +35,7 @@ func TestEMFILEReal(t *testing.T) { backendtest.Run(t, testEMFILEReal) }
 func testEMFILEReal(t *testing.T) {
 	s := newFSServer(t, aio.Config{}, false)
 	old := fsPairs(t, s, 2, 1, true)
-	fsEchoRound(t, fsEchoes(old), "before the table is full")
+	stresstest.EchoRound(t, fsEchoes(old), "before the table is full")
 	waiting := fsPairs(t, s, 2, 10, false)
 
 	full := faulttest.Exhaust(t, 0)
@@ -51,7 +52,7 @@ func testEMFILEReal(t *testing.T) {
 			t.Fatalf("delegation with the table full: %v, want a *net.OpError of dup, EMFILE", err)
 		}
 	}
-	fsEchoRound(t, fsEchoes(old), "while delegations fail with EMFILE")
+	stresstest.EchoRound(t, fsEchoes(old), "while delegations fail with EMFILE")
 
 	cpu0, t0 := faulttest.CPUTime(), time.Now()
 	time.Sleep(time.Second)
@@ -61,7 +62,7 @@ func testEMFILEReal(t *testing.T) {
 	if share > fsStarvedCPU {
 		t.Errorf("the process used %.1f %% of a core with its table full, want under %.0f %%: it spins", 100*share, 100*fsStarvedCPU)
 	}
-	fsEchoRound(t, fsEchoes(old), "after a second with the table full")
+	stresstest.EchoRound(t, fsEchoes(old), "after a second with the table full")
 
 	full.Release()
 	for _, p := range waiting {
@@ -70,7 +71,7 @@ func testEMFILEReal(t *testing.T) {
 			t.Fatalf("Read = %v, want nil", err)
 		}
 	}
-	fsEchoRound(t, fsEchoes(waiting), "delegated once descriptors were freed")
+	stresstest.EchoRound(t, fsEchoes(waiting), "delegated once descriptors were freed")
 	for _, p := range waiting {
 		if err := s.errOf(p.echo.Conn()); err != nil {
 			t.Errorf("conn delegated after the release: %v", err)
@@ -107,15 +108,4 @@ func fsEchoes(ps []fsPair) []*faulttest.Echo {
 		es[i] = p.echo
 	}
 	return es
-}
-
-// fsEchoRound sends 1 KiB on every client and waits for its echo.
-func fsEchoRound(t *testing.T, cs []*faulttest.Echo, when string) {
-	t.Helper()
-	fsSendAll(cs, 1<<10)
-	for i, c := range cs {
-		if !c.Wait(waitTimeout) {
-			t.Fatalf("%s: client %d: %d of %d bytes echoed (reader: %v)", when, i, c.Got(), c.Sent(), c.Err())
-		}
-	}
 }

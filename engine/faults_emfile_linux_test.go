@@ -14,6 +14,7 @@ import (
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/faulttest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,11 +36,11 @@ func testEMFILEReal(t *testing.T) {
 	h := etEchoHandler()
 	e := etStart(t, h, engine.Options{})
 	a := etListen(t, e, "tcp")
-	old := etEchoClients(t, a, 2, 1)
+	old := stresstest.EchoClients(t, a, 2, 1)
 	for range old {
 		etOpened(t, h)
 	}
-	etEchoRound(t, old, "before the table is full")
+	stresstest.EchoRound(t, old, "before the table is full")
 
 	// The waiting clients' sockets exist before the table fills: connect
 	// needs no descriptor.
@@ -50,7 +51,7 @@ func testEMFILEReal(t *testing.T) {
 	for _, fd := range socks {
 		etConnectRaw(t, fd, a)
 	}
-	etEchoRound(t, old, "while accept fails with EMFILE")
+	stresstest.EchoRound(t, old, "while accept fails with EMFILE")
 	etWaitFor(t, "a failed accept", func() bool { return e.Stats().Total().AcceptErrors > 0 })
 	if n := full.Refill(); n > 0 {
 		t.Logf("%d descriptors freed since the table was filled, taken again", n)
@@ -65,7 +66,7 @@ func testEMFILEReal(t *testing.T) {
 		t.Errorf("the process used %.1f %% of a core while its listener was starved, want under %.0f %%: it spins", 100*share, 100*etStarvedCPU)
 	}
 	etNoEvent(t, h.opened, "OnOpen while the table is full")
-	etEchoRound(t, old, "after a second of EMFILE")
+	stresstest.EchoRound(t, old, "after a second of EMFILE")
 
 	full.Release()
 	var cs []*faulttest.Echo
@@ -76,8 +77,8 @@ func testEMFILEReal(t *testing.T) {
 	for range cs {
 		etOpened(t, h)
 	}
-	etEchoRound(t, cs, "accepted once descriptors were freed")
-	etEchoRound(t, old, "at the end")
+	stresstest.EchoRound(t, cs, "accepted once descriptors were freed")
+	stresstest.EchoRound(t, old, "at the end")
 }
 
 // etRawSockets makes n blocking TCP sockets, closed at cleanup unless
