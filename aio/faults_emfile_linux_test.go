@@ -11,16 +11,12 @@ import (
 	"net"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/galeio/gale/aio"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/faulttest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 )
-
-// fsStarvedCPU is the most CPU the process may use, in a fraction of one
-// core, while its descriptor table is full and nothing else runs.
-const fsStarvedCPU = 0.20
 
 // TestEMFILEReal checks a watcher when the process has no descriptor
 // left: a conn's first request cannot delegate it (the duplicate fails
@@ -28,49 +24,40 @@ const fsStarvedCPU = 0.20
 // leaving the caller's conn open; the connections already delegated are
 // still served; the process does not spin (its CPU time over a second,
 // measured with getrusage(2), stays under 20 % of one core). Once
-// descriptors are freed, the same conn is delegated and served.
+// descriptors are freed, the same conn is delegated and served. The
+// clients' side is stresstest.Starve's.
 func TestEMFILEReal(t *testing.T) { backendtest.Run(t, testEMFILEReal) }
 
 func testEMFILEReal(t *testing.T) {
 	s := newFSServer(t, aio.Config{}, false)
-	old := fsPairs(t, s, 2, 1, true)
-	fsEchoRound(t, fsEchoes(old), "before the table is full")
 	waiting := fsPairs(t, s, 2, 10, false)
-
-	full := faulttest.Exhaust(t, 0)
-	for _, p := range waiting {
-		if err := s.serve(p.c); err != nil {
-			t.Fatalf("Read = %v, want nil: the failure is a completion", err)
-		}
-	}
-	for _, p := range waiting {
-		waitFor(t, "the failed delegation", func() bool { return s.errOf(p.echo.Conn()) != nil })
-		err := s.errOf(p.echo.Conn())
-		var oe *net.OpError
-		if !errors.As(err, &oe) || oe.Op != "dup" || !errors.Is(err, syscall.EMFILE) {
-			t.Fatalf("delegation with the table full: %v, want a *net.OpError of dup, EMFILE", err)
-		}
-	}
-	fsEchoRound(t, fsEchoes(old), "while delegations fail with EMFILE")
-
-	cpu0, t0 := faulttest.CPUTime(), time.Now()
-	time.Sleep(time.Second)
-	cpu, wall := faulttest.CPUTime()-cpu0, time.Since(t0)
-	share := cpu.Seconds() / wall.Seconds()
-	t.Logf("starved for %v with %d descriptors filling the table: %v of CPU (%.1f %% of a core)", wall.Round(time.Millisecond), full.Len(), cpu.Round(time.Millisecond), 100*share)
-	if share > fsStarvedCPU {
-		t.Errorf("the process used %.1f %% of a core with its table full, want under %.0f %%: it spins", 100*share, 100*fsStarvedCPU)
-	}
-	fsEchoRound(t, fsEchoes(old), "after a second with the table full")
-
-	full.Release()
-	for _, p := range waiting {
-		s.forget(p.echo.Conn())
-		if err := s.serve(p.c); err != nil {
-			t.Fatalf("Read = %v, want nil", err)
-		}
-	}
-	fsEchoRound(t, fsEchoes(waiting), "delegated once descriptors were freed")
+	stresstest.Starve(t, stresstest.Starvation{
+		Served: fsEchoes(fsPairs(t, s, 2, 1, true)),
+		Starve: func(t *testing.T) {
+			for _, p := range waiting {
+				if err := s.serve(p.c); err != nil {
+					t.Fatalf("Read = %v, want nil: the failure is a completion", err)
+				}
+			}
+			for _, p := range waiting {
+				waitFor(t, "the failed delegation", func() bool { return s.errOf(p.echo.Conn()) != nil })
+				err := s.errOf(p.echo.Conn())
+				var oe *net.OpError
+				if !errors.As(err, &oe) || oe.Op != "dup" || !errors.Is(err, syscall.EMFILE) {
+					t.Fatalf("delegation with the table full: %v, want a *net.OpError of dup, EMFILE", err)
+				}
+			}
+		},
+		Freed: func(t *testing.T) []*faulttest.Echo {
+			for _, p := range waiting {
+				s.forget(p.echo.Conn())
+				if err := s.serve(p.c); err != nil {
+					t.Fatalf("Read = %v, want nil", err)
+				}
+			}
+			return fsEchoes(waiting)
+		},
+	})
 	for _, p := range waiting {
 		if err := s.errOf(p.echo.Conn()); err != nil {
 			t.Errorf("conn delegated after the release: %v", err)
@@ -107,15 +94,4 @@ func fsEchoes(ps []fsPair) []*faulttest.Echo {
 		es[i] = p.echo
 	}
 	return es
-}
-
-// fsEchoRound sends 1 KiB on every client and waits for its echo.
-func fsEchoRound(t *testing.T, cs []*faulttest.Echo, when string) {
-	t.Helper()
-	fsSendAll(cs, 1<<10)
-	for i, c := range cs {
-		if !c.Wait(waitTimeout) {
-			t.Fatalf("%s: client %d: %d of %d bytes echoed (reader: %v)", when, i, c.Got(), c.Sent(), c.Err())
-		}
-	}
 }

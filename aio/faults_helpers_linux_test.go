@@ -1,7 +1,8 @@
 package aio_test
 
-// Helpers of the fault tests (faults_*_test.go): an echo server on a
-// watcher, and clients that check their echo (internal/testkit/faulttest).
+// The server of the fault tests (faults_*_test.go): an echo server on a
+// watcher. Their clients check their echo (internal/testkit/faulttest,
+// driven by internal/testkit/stresstest).
 
 import (
 	"bytes"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/galeio/gale/aio"
-	"github.com/galeio/gale/internal/testkit/faulttest"
 )
 
 // fsServer is the echo server of the fault tests: connections delegated
@@ -165,61 +165,4 @@ func (s *fsServer) errCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.errs)
-}
-
-// fsClients dials n echo clients of s.
-func fsClients(t *testing.T, s *fsServer, n int, seed uint64) []*faulttest.Echo {
-	t.Helper()
-	cs := make([]*faulttest.Echo, n)
-	for i := range cs {
-		c, err := net.DialTimeout("tcp", s.addr.String(), waitTimeout)
-		if err != nil {
-			t.Fatalf("Dial = %v", err)
-		}
-		cs[i] = faulttest.NewEcho(t, c, seed+uint64(i))
-	}
-	return cs
-}
-
-// fsRounds makes every client, each on its own goroutine, send rounds
-// messages of 1 to 2 KiB, each after the echo of the one before. With
-// immediate, every echo must come back (within waitTimeout); otherwise a
-// client waits 20 ms for it and goes on, its next message bringing the
-// edge a held socket waits for.
-func fsRounds(cs []*faulttest.Echo, rounds int, immediate bool) error {
-	wait := 20 * time.Millisecond
-	if immediate {
-		wait = waitTimeout
-	}
-	errs := make(chan error, len(cs))
-	for i, c := range cs {
-		go func() {
-			for r := range rounds {
-				if err := c.Send(1<<10+(r*331)%(1<<10), waitTimeout); err != nil {
-					errs <- fmt.Errorf("client %d, round %d: Send = %v", i, r, err)
-					return
-				}
-				if !c.Wait(wait) && immediate {
-					errs <- fmt.Errorf("client %d, round %d: %d of %d bytes echoed (reader: %v), want all: the errno is retried at once", i, r, c.Got(), c.Sent(), c.Err())
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
-	var err error
-	for range cs {
-		err = errors.Join(err, <-errs)
-	}
-	return err
-}
-
-// fsSendAll makes every client send n bytes, each on its own goroutine,
-// and waits for the writes.
-func fsSendAll(cs []*faulttest.Echo, n int) {
-	var wg sync.WaitGroup
-	for _, c := range cs {
-		wg.Go(func() { c.Send(n, waitTimeout) })
-	}
-	wg.Wait()
 }

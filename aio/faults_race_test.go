@@ -8,10 +8,7 @@ package aio_test
 // this checks the stream.)
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -20,6 +17,7 @@ import (
 
 	"github.com/galeio/gale/aio"
 	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 )
 
 // frWriters is the number of writing goroutines per round.
@@ -28,7 +26,8 @@ const frWriters = 4
 // frCount is the most writes per writer and round.
 const frCount = 60
 
-// frMsg identifies a write: writer id, sequence number, length.
+// frMsg identifies a write: writer id, sequence number, length of the
+// whole message (stresstest.RaceMsg).
 type frMsg struct{ id, seq, n int }
 
 // TestRaceWritesFreeClose checks, over many rounds, writers submitting
@@ -43,16 +42,7 @@ type frMsg struct{ id, seq, n int }
 func TestRaceWritesFreeClose(t *testing.T) { backendtest.Run(t, testRaceWritesFreeClose) }
 
 func testRaceWritesFreeClose(t *testing.T) {
-	rounds := 16
-	if testing.Short() {
-		rounds = 6
-	}
-	for round := range rounds {
-		frRound(t, round, round%2 == 1)
-		if t.Failed() {
-			t.Fatalf("round %d failed", round)
-		}
-	}
+	stresstest.RaceRounds(t, 16, 6, func(round int) { frRound(t, round, round%2 == 1) })
 }
 
 func frRound(t *testing.T, round int, closeWatcher bool) {
@@ -63,15 +53,7 @@ func frRound(t *testing.T, round int, closeWatcher bool) {
 		pair = stTCPPair
 	}
 	c, peer := pair(t)
-	got := make(chan []byte, 1)
-	go func() {
-		peer.SetReadDeadline(time.Now().Add(stTimeout))
-		b, err := io.ReadAll(peer)
-		if err != nil {
-			t.Errorf("round %d: the peer's read to the end: %v after %d bytes", round, err, len(b))
-		}
-		got <- b
-	}()
+	got := stresstest.ReadRace(peer, stTimeout)
 	rng := rand.New(rand.NewPCG(uint64(round), 11))
 	freeAt, closeAt := time.Duration(rng.IntN(2000))*time.Microsecond, time.Duration(rng.IntN(2000))*time.Microsecond
 
@@ -114,7 +96,10 @@ func frRound(t *testing.T, round int, closeWatcher bool) {
 	if err := c.Close(); err == nil && total > 0 {
 		t.Errorf("round %d: %d writes submitted, but the caller's conn was still open", round, total)
 	}
-	stream := frRecv(t, got)
+	stream, err := got.End(t)
+	if err != nil {
+		t.Errorf("round %d: the peer's read to the end: %v after %d bytes", round, err, len(stream))
+	}
 	if err := frCheck(stream, done, submitted, closeWatcher); err != nil {
 		t.Errorf("round %d (Free after %v, Close %v after %v): %v", round, freeAt, closeWatcher, closeAt, err)
 	}
@@ -126,8 +111,8 @@ func frWrite(t *testing.T, w *aio.Watcher, c net.Conn, id, round int) int {
 	for seq := 0; seq < frCount; seq++ {
 		// Up to 64 KiB: more than a Unix socket's buffer, so that Free
 		// often cuts a write in flight.
-		n := 9 + (seq*7919+id*17+round)%(64<<10)
-		if err := w.Write(&frMsg{id, seq, n}, c, frMessage(id, seq, n)); err != nil {
+		m := stresstest.RaceMsg(id, seq, (seq*7919+id*17+round)%(64<<10))
+		if err := w.Write(&frMsg{id, seq, len(m)}, c, m); err != nil {
 			if err != aio.ErrWatcherClosed {
 				t.Errorf("round %d, writer %d: Write = %v, want nil or ErrWatcherClosed", round, id, err)
 			}
@@ -135,16 +120,6 @@ func frWrite(t *testing.T, w *aio.Watcher, c net.Conn, id, round int) int {
 		}
 	}
 	return frCount
-}
-
-// frMessage is a message of n bytes: writer id, sequence, length, then
-// id repeated.
-func frMessage(id, seq, n int) []byte {
-	b := bytes.Repeat([]byte{byte(id)}, n)
-	b[0] = byte(id)
-	binary.BigEndian.PutUint32(b[1:], uint32(seq))
-	binary.BigEndian.PutUint32(b[5:], uint32(n))
-	return b
 }
 
 // frDone is a write's completion.
@@ -192,38 +167,27 @@ func frCompletions(t *testing.T, col *stCollector, total int, closed bool) map[f
 
 // frCheck checks the peer's stream against the completions.
 func frCheck(stream []byte, done map[frMsg]frDone, submitted [frWriters]int, closed bool) error {
-	var next [frWriters]int
-	for off := 0; off < len(stream); {
-		rest := stream[off:]
-		if len(rest) < 9 {
-			if err := frPartialEnd(rest, nil, done, closed); err != nil {
-				return err
-			}
-			break
-		}
-		id, seq, n := int(rest[0]), int(binary.BigEndian.Uint32(rest[1:])), int(binary.BigEndian.Uint32(rest[5:]))
-		if id >= frWriters || seq != next[id] || n < 9 || !bytes.Equal(rest[9:min(n, len(rest))], bytes.Repeat([]byte{byte(id)}, min(n, len(rest))-9)) {
-			return fmt.Errorf("at byte %d: not writer %d's next message (%d): id %d seq %d len %d, or interleaved", off, id, next[min(id, frWriters-1)], id, seq, n)
-		}
-		m := frMsg{id, seq, n}
-		if len(rest) < n {
-			if err := frPartialEnd(rest, &m, done, closed); err != nil {
-				return err
-			}
-			break
-		}
+	s, err := stresstest.ParseRace(stream, frWriters)
+	if err != nil {
+		return err
+	}
+	for _, h := range s.Whole {
+		m := frMsg{h.ID, h.Seq, h.Size()}
 		d, ok := done[m]
 		switch {
 		case !ok && !closed:
 			return fmt.Errorf("message %+v delivered, but its write never completed", m)
-		case ok && (d.err != nil || d.size != n):
+		case ok && (d.err != nil || d.size != m.n):
 			return fmt.Errorf("message %+v delivered whole, but its write completed with %d bytes, %v", m, d.size, d.err)
 		}
-		next[id]++
-		off += n
+	}
+	if s.CutLen > 0 {
+		if err := frPartialEnd(s, done, closed); err != nil {
+			return err
+		}
 	}
 	for m, d := range done {
-		if d.err == nil && (d.size != m.n || m.seq >= next[m.id]) {
+		if d.err == nil && (d.size != m.n || m.seq >= s.Delivered[m.id]) {
 			return fmt.Errorf("write %+v succeeded (%d bytes) but was not delivered", m, d.size)
 		}
 		if d.err != nil && !stIsClosed(d.err) {
@@ -231,42 +195,33 @@ func frCheck(stream []byte, done map[frMsg]frDone, submitted [frWriters]int, clo
 		}
 	}
 	for id, n := range submitted {
-		if next[id] > n {
-			return fmt.Errorf("writer %d: %d messages delivered, %d submitted", id, next[id], n)
+		if s.Delivered[id] > n {
+			return fmt.Errorf("writer %d: %d messages delivered, %d submitted", id, s.Delivered[id], n)
 		}
 	}
 	return nil
 }
 
-// frPartialEnd checks the cut message rest at the end of the stream: its
-// write (m; nil when not even the header arrived) failed having written
-// exactly len(rest) bytes, or its completion was dropped by Close.
-func frPartialEnd(rest []byte, m *frMsg, done map[frMsg]frDone, closed bool) error {
-	if m == nil {
+// frPartialEnd checks the cut message at the end of the stream: its
+// write (unknown when not even the header arrived) failed having written
+// exactly the bytes that arrived, or its completion was dropped by Close.
+func frPartialEnd(s stresstest.RaceStream, done map[frMsg]frDone, closed bool) error {
+	if s.Cut == nil {
 		for _, d := range done {
-			if d.err != nil && d.size == len(rest) {
+			if d.err != nil && d.size == s.CutLen {
 				return nil
 			}
 		}
-	} else if d, ok := done[*m]; ok && d.err != nil && d.size == len(rest) {
-		return nil
-	} else if !ok && closed {
-		return nil
+		if closed {
+			return nil
+		}
+	} else {
+		m := frMsg{s.Cut.ID, s.Cut.Seq, s.Cut.Size()}
+		if d, ok := done[m]; ok && d.err != nil && d.size == s.CutLen {
+			return nil
+		} else if !ok && closed {
+			return nil
+		}
 	}
-	if m == nil && closed {
-		return nil
-	}
-	return fmt.Errorf("the stream ends with %d bytes of a message (%v) no failed write reports", len(rest), m)
-}
-
-// frRecv waits for the peer's stream.
-func frRecv(t *testing.T, ch <-chan []byte) []byte {
-	t.Helper()
-	select {
-	case b := <-ch:
-		return b
-	case <-time.After(stTimeout):
-		t.Fatalf("the peer's read did not end within %v", stTimeout)
-		return nil
-	}
+	return fmt.Errorf("the stream ends with %d bytes of a message (%v) no failed write reports", s.CutLen, s.Cut)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/galeio/gale/aio"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/leaktest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 )
 
 // TestResetKeepsOthers checks a reset while a read is pending and,
@@ -36,7 +37,7 @@ func fsResetCase(t *testing.T, write bool) {
 	leaktest.Check(t)
 	s := newFSServer(t, aio.Config{Loops: 1}, false)
 	others := fsEchoes(fsPairs(t, s, 2, 1, true))
-	fsEchoRound(t, others, "before")
+	stresstest.EchoRound(t, others, "before")
 	fds, haveFDs := leaktest.OpenFDs()
 
 	c, peer := tcpPair(t)
@@ -58,7 +59,7 @@ func fsResetCase(t *testing.T, write bool) {
 			t.Fatalf("Stats: %d writes pending, want 2", st.PendingWrites)
 		}
 	}
-	fsEchoRound(t, others, "with the requests pending")
+	stresstest.EchoRound(t, others, "with the requests pending")
 
 	peer.(*net.TCPConn).SetLinger(0)
 	peer.Close()
@@ -94,7 +95,7 @@ func fsResetCase(t *testing.T, write bool) {
 	if now, _ := leaktest.OpenFDs(); haveFDs && len(leaktest.NewFDs(fds, now)) > 0 {
 		t.Errorf("descriptors left by the reset conn:\n%s", leaktest.Describe(leaktest.NewFDs(fds, now)))
 	}
-	fsEchoRound(t, others, "after the reset")
+	stresstest.EchoRound(t, others, "after the reset")
 }
 
 // fsCheckReset checks that r failed with op's *net.OpError around an

@@ -8,10 +8,7 @@ package aio_test
 // limit.)
 
 import (
-	"errors"
 	"fmt"
-	"net"
-	"os"
 	"syscall"
 	"testing"
 
@@ -21,6 +18,7 @@ import (
 	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/faulttest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 )
 
 // fsBuffers names the two ways the server reads.
@@ -37,8 +35,9 @@ var fsBuffers = []struct {
 // epoll EAGAIN means "wait for the next edge", which the kernel never
 // returns while data or space is there: an injected one holds the socket
 // until more traffic arrives, so a client that waited 20 ms for its echo
-// sends its next message anyway, and after the storm a last message on
-// every connection brings the last edges.
+// sends its next message anyway, and after the storm one more connection
+// and a last message on every connection bring the last edges. The
+// clients are stresstest.StormTransient's.
 func TestStormTransient(t *testing.T) { backendtest.Run(t, testStormTransient) }
 
 func testStormTransient(t *testing.T) {
@@ -47,26 +46,12 @@ func testStormTransient(t *testing.T) {
 		for _, errno := range []syscall.Errno{unix.EINTR, unix.EAGAIN} {
 			t.Run(buf.name+"/"+unix.ErrnoName(errno), func(t *testing.T) {
 				s := startFSServer(t, buf.user)
-				cs := fsClients(t, s, 4, 1)
 				storm := faulttest.Start(t, faulttest.Storm{Errno: errno, MinGap: 2, MaxGap: 10})
 				immediate := errno == unix.EINTR || s.w.Stats().Total().Backend == backend.IOURing
-				if err := fsRounds(cs, 100, immediate); err != nil {
-					t.Error(err)
-				}
-				storm.Stop()
-				fsSendAll(cs, 1<<10)
-				for i, c := range cs {
-					if !c.Wait(waitTimeout) {
-						t.Fatalf("client %d: %d of %d bytes echoed (reader: %v)", i, c.Got(), c.Sent(), c.Err())
-					}
-				}
-				if storm.Hits() == 0 {
-					t.Fatalf("no failure injected in %d calls", storm.Calls())
-				}
+				stresstest.StormTransient(t, s.addr, storm, immediate)
 				if n := s.errCount(); n != 0 {
 					t.Errorf("%d connections failed, want none", n)
 				}
-				t.Logf("%d of %d calls failed with %s", storm.Hits(), storm.Calls(), unix.ErrnoName(errno))
 			})
 		}
 	}
@@ -79,7 +64,8 @@ func testStormTransient(t *testing.T) {
 // other connections echo every byte. On io_uring an ENOBUFS ending a
 // provided-buffer receive (swap-buffer reads that found nothing waiting)
 // means the buffer ring ran dry (io_uring's ABI), which the backend
-// re-arms: there the read is retried and the connection goes on.
+// re-arms: there the read is retried and the connection goes on. The
+// clients are stresstest.StormConn's.
 func TestStormConnErrors(t *testing.T) { backendtest.Run(t, testStormConnErrors) }
 
 func testStormConnErrors(t *testing.T) {
@@ -97,60 +83,27 @@ func testStormConnErrors(t *testing.T) {
 
 func fsStormConn(t *testing.T, user bool, op aio.OpType, errno syscall.Errno) {
 	s := startFSServer(t, user)
-	cs := fsClients(t, s, 3, 10)
-	fsSendAll(cs, 1<<10) // all delegated and echoing
-	for _, c := range cs {
-		c.Wait(waitTimeout)
-	}
-	fop := faulttest.Read
+	fop, retry := faulttest.Read, stresstest.NoRetry
 	if op == aio.OpWrite {
 		fop = faulttest.Write
 	}
-	// From the first call on, every other one: the whole stream may take
-	// a single read and a single write.
-	storm := faulttest.Start(t, faulttest.Storm{Errno: errno, Ops: []faulttest.Op{fop}, MinGap: 1, MaxGap: 2,
-		Peers: []net.Addr{cs[0].Conn().LocalAddr()}})
-	fsSendAll(cs, 48<<10) // the target's writes may fail: it is reset
-	target := cs[0]
-	ring := s.w.Stats().Total().Backend == backend.IOURing
 	// On io_uring a swap-buffer read is tried at once with read(2), where
 	// ENOBUFS is the socket's error, as on epoll; only if nothing is
 	// waiting does it go to the buffer ring, where ENOBUFS means the ring
 	// ran dry and is retried. So there the storm may end the connection
 	// or not: if every byte came back, the ring's retry took every hit.
-	retried := op == aio.OpRead && errno == unix.ENOBUFS && ring && !user && target.Wait(waitTimeout)
+	if op == aio.OpRead && errno == unix.ENOBUFS && s.w.Stats().Total().Backend == backend.IOURing && !user {
+		retry = stresstest.MayRetry
+	}
+	cs, retried := stresstest.StormConn(t, s.addr, fop, errno, retry)
 	if !retried {
-		if err := target.Ended(waitTimeout); err == nil || errors.Is(err, faulttest.ErrMismatch) {
-			t.Fatalf("target's peer: %v after %d of %d bytes, want the end of an exact prefix of its echo (%d of %d calls failed; server: %v)", err, target.Got(), target.Sent(), storm.Hits(), storm.Calls(), s.errOf(target.Conn()))
+		if err := stresstest.CheckOpError(s.errOf(cs[0].Conn()), op.String(), errno); err != nil {
+			t.Fatalf("target's request: %v", err)
 		}
-		fsCheckOpError(t, s.errOf(target.Conn()), op, errno)
 	}
 	for i, c := range cs[1:] {
-		if !c.Wait(waitTimeout) {
-			t.Errorf("client %d: %d of %d bytes echoed (reader: %v)", i+1, c.Got(), c.Sent(), c.Err())
-		}
 		if err := s.errOf(c.Conn()); err != nil {
 			t.Errorf("client %d: the server's request failed: %v", i+1, err)
 		}
-	}
-	if storm.Hits() == 0 {
-		t.Errorf("no failure injected in %d calls", storm.Calls())
-	}
-	t.Logf("%d %s failures injected; target echoed %d of %d bytes", storm.Hits(), unix.ErrnoName(errno), target.Got(), target.Sent())
-}
-
-// fsCheckOpError checks that err is op's *net.OpError around an
-// *os.SyscallError of errno.
-func fsCheckOpError(t *testing.T, err error, op aio.OpType, errno syscall.Errno) {
-	t.Helper()
-	var oe *net.OpError
-	var se *os.SyscallError
-	switch {
-	case err == nil:
-		t.Fatalf("the target's request did not fail")
-	case !errors.As(err, &oe) || oe.Op != op.String():
-		t.Fatalf("target's error = %v, want a *net.OpError of %q", err, op)
-	case !errors.As(err, &se) || !errors.Is(err, errno):
-		t.Fatalf("target's error = %v, want an *os.SyscallError of %s", err, unix.ErrnoName(errno))
 	}
 }

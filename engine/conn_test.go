@@ -16,23 +16,10 @@ import (
 
 	"github.com/galeio/gale/backend"
 	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 
 	"github.com/galeio/gale/engine"
 )
-
-// etMsg is a self-describing message written by etWriters: writer id,
-// sequence number, payload length, then the payload, every byte of which
-// is the writer id.
-func etMsg(id, seq, n int) []byte {
-	b := make([]byte, 9, 9+n)
-	b[0] = byte(id)
-	binary.BigEndian.PutUint32(b[1:], uint32(seq))
-	binary.BigEndian.PutUint32(b[5:], uint32(n))
-	for range n {
-		b = append(b, byte(id))
-	}
-	return b
-}
 
 // etCheckMsgs parses writers×count messages from r and reports the first
 // one that is torn, interleaved or out of order.
@@ -90,7 +77,7 @@ func testConcurrentWrite(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						for seq := range count {
-							m := etMsg(id, seq, (seq*997+id*131)%9000)
+							m := stresstest.RaceMsg(id, seq, (seq*997+id*131)%9000)
 							var n int
 							var err error
 							if api == "Write" {

@@ -4,12 +4,9 @@ package engine_test
 // once from many goroutines on one connection. Run with -race.
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 )
 
 // TestRaceWriteClose checks, over many rounds, a connection that
@@ -33,16 +31,7 @@ import (
 func TestRaceWriteClose(t *testing.T) { backendtest.Run(t, testRaceWriteClose) }
 
 func testRaceWriteClose(t *testing.T) {
-	rounds := 24
-	if testing.Short() {
-		rounds = 8
-	}
-	for round := range rounds {
-		etRaceRound(t, round, round%2 == 1)
-		if t.Failed() {
-			t.Fatalf("round %d failed", round)
-		}
-	}
+	stresstest.RaceRounds(t, 24, 8, func(round int) { etRaceRound(t, round, round%2 == 1) })
 }
 
 // TestWriteWhileClosing checks the window the race above hits only now
@@ -88,7 +77,7 @@ func etRaceRound(t *testing.T, round int, stop bool) {
 	a := etListen(t, e, "tcp")
 	peer := etDial(t, a)
 	c := etOpened(t, h)
-	got := etDrain(peer)
+	got := stresstest.ReadRace(peer, etWait)
 	rng := rand.New(rand.NewPCG(uint64(round), 7))
 	delays := [3]time.Duration{}
 	for i := range delays {
@@ -136,11 +125,16 @@ func etRaceRound(t *testing.T, round int, stop bool) {
 	close(done)
 	wg.Wait()
 
-	stream := etRecv(t, got, "the peer's read to the end")
-	delivered, err := etParseRace(stream, !stop)
+	stream, _ := got.End(t) // however the read ended, what arrived is checked
+	s, err := stresstest.ParseRace(stream, etRaceWriters)
+	if err == nil && s.CutLen > 0 && !stop {
+		// Only Stop drops queued output, possibly in the middle of a message.
+		err = fmt.Errorf("it ends %d bytes into a message (%v)", s.CutLen, s.Cut)
+	}
 	if err != nil {
 		t.Fatalf("round %d: peer stream: %v", round, err)
 	}
+	delivered := s.Delivered
 	for id := range etRaceWriters {
 		switch {
 		case delivered[id] > ok[id]:
@@ -161,7 +155,7 @@ func etRaceRound(t *testing.T, round int, stop bool) {
 // returns the number of writes that succeeded.
 func etRaceWrite(t *testing.T, c *engine.Conn, id, round int) int {
 	for seq := 0; seq < 100_000; seq++ {
-		m := etMsg(id, seq, (seq*131+id*17+round)%3000)
+		m := stresstest.RaceMsg(id, seq, (seq*131+id*17+round)%3000)
 		var n int
 		var err error
 		if seq%2 == 0 {
@@ -182,46 +176,4 @@ func etRaceWrite(t *testing.T, c *engine.Conn, id, round int) int {
 	}
 	t.Errorf("round %d, writer %d: 100,000 writes and the connection still open", round, id)
 	return 0
-}
-
-// etParseRace parses a stream of etMsg messages and returns how many of
-// each writer's arrived, checking that each writer's come in order from
-// 0, whole; a truncated last message is an error only if whole is set.
-func etParseRace(stream []byte, whole bool) ([etRaceWriters]int, error) {
-	var next [etRaceWriters]int
-	br := bufio.NewReader(bytes.NewReader(stream))
-	for i := 0; ; i++ {
-		var hdr [9]byte
-		if k, err := io.ReadFull(br, hdr[:]); err == io.EOF {
-			return next, nil
-		} else if err != nil {
-			return next, etTruncated(whole, fmt.Errorf("message %d: a header cut after %d bytes", i, k))
-		}
-		id, seq, n := int(hdr[0]), int(binary.BigEndian.Uint32(hdr[1:])), int(binary.BigEndian.Uint32(hdr[5:]))
-		if id >= etRaceWriters || n > 1<<20 {
-			return next, fmt.Errorf("message %d: header %x is not one", i, hdr)
-		}
-		if seq != next[id] {
-			return next, fmt.Errorf("message %d: writer %d sequence %d, want %d", i, id, seq, next[id])
-		}
-		body := make([]byte, n)
-		if k, err := io.ReadFull(br, body); err != nil {
-			return next, etTruncated(whole, fmt.Errorf("message %d (writer %d, %d): body cut after %d of %d bytes", i, id, seq, k, n))
-		}
-		for j, b := range body {
-			if int(b) != id {
-				return next, fmt.Errorf("message %d of writer %d: byte %d is %d: another write interleaved", i, id, j, b)
-			}
-		}
-		next[id]++
-	}
-}
-
-// etTruncated returns err if the stream had to be whole, nil otherwise:
-// Stop drops queued output, possibly in the middle of a message.
-func etTruncated(whole bool, err error) error {
-	if whole {
-		return err
-	}
-	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/leaktest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 )
 
 // etResetBig is the write in flight when the peer resets: far more than
@@ -65,7 +66,7 @@ func etResetCase(t *testing.T, before func(t *testing.T, c *engine.Conn)) etEven
 	o := engine.Options{Loops: 1, WriteHighWater: 2 * etResetBig, MaxWriteBuffer: 2 * etResetBig}
 	e := etStart(t, h, o)
 	a := etListen(t, e, "tcp")
-	others := etEchoClients(t, a, 2, 1)
+	others := stresstest.EchoClients(t, a, 2, 1)
 	for range others {
 		etOpened(t, h)
 	}
@@ -74,7 +75,7 @@ func etResetCase(t *testing.T, before func(t *testing.T, c *engine.Conn)) etEven
 	c := etOpened(t, h)
 	etEchoes(t, peer, "hello")
 	before(t, c)
-	etEchoRound(t, others, "before the reset")
+	stresstest.EchoRound(t, others, "before the reset")
 
 	peer.(*net.TCPConn).SetLinger(0)
 	peer.Close()
@@ -97,7 +98,7 @@ func etResetCase(t *testing.T, before func(t *testing.T, c *engine.Conn)) etEven
 	if now, _ := leaktest.OpenFDs(); haveFDs && len(leaktest.NewFDs(fds, now)) > 0 {
 		t.Errorf("descriptors left by the reset conn:\n%s", leaktest.Describe(leaktest.NewFDs(fds, now)))
 	}
-	etEchoRound(t, others, "after the reset")
+	stresstest.EchoRound(t, others, "after the reset")
 	etNoEvent(t, h.closed, "OnClose of another conn")
 	t.Logf("OnClose(%v)", ev.err)
 	return ev

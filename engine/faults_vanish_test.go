@@ -12,6 +12,7 @@ import (
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/faulttest"
 	"github.com/galeio/gale/internal/testkit/leaktest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 )
 
 // TestVanishedPeer checks such a peer while the engine has 32 MiB queued
@@ -27,7 +28,7 @@ func testVanishedPeer(t *testing.T) {
 	t.Run("IdleTimeout", func(t *testing.T) {
 		v := etVanish(t, engine.Options{IdleTimeout: 10 * time.Second})
 		etStep(v.e, v.clk, 6*time.Second)
-		etEchoRound(t, v.busy, "at 6 s")
+		stresstest.EchoRound(t, v.busy, "at 6 s")
 		etStep(v.e, v.clk, 4*time.Second-time.Millisecond)
 		etNoEvent(t, v.h.closed, "OnClose before the idle timeout")
 		etStep(v.e, v.clk, time.Millisecond) // 10 s after the last activity
@@ -64,7 +65,7 @@ func etVanish(t *testing.T, o engine.Options) *etVanished {
 	o.Loops, o.WriteHighWater, o.MaxWriteBuffer = 1, 64<<20, 64<<20
 	v.e = etStart(t, v.h, engine.WithClock(o, v.clk))
 	a := etListen(t, v.e, "tcp")
-	v.busy = etEchoClients(t, a, 1, 1)
+	v.busy = stresstest.EchoClients(t, a, 1, 1)
 	etOpened(t, v.h)
 	etDial(t, a) // the peer that will vanish: it never reads nor sends
 	v.c = etOpened(t, v.h)
@@ -90,6 +91,6 @@ func (v *etVanished) closed(t *testing.T) {
 	if s := v.e.Stats(); s.Queued != 0 || s.Total().Conns != 1 {
 		t.Errorf("Stats().Queued = %d, Conns = %d after the close, want 0, 1", s.Queued, s.Total().Conns)
 	}
-	etEchoRound(t, v.busy, "after the vanished peer's conn closed")
+	stresstest.EchoRound(t, v.busy, "after the vanished peer's conn closed")
 	etNoEvent(t, v.h.closed, "OnClose of the busy conn")
 }

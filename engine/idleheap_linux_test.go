@@ -3,13 +3,14 @@
 package engine_test
 
 import (
-	"net/netip"
+	"net"
 	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 )
 
 // idleHeapMax bounds the live heap an idle connection holds: its 112-byte
@@ -28,34 +29,22 @@ func testIdleConnHeap(t *testing.T) {
 	backendtest.SkipOnNet(t, "package net's descriptors and a worker per receive")
 	addr, stop := ebStartEngine(t)
 	t.Cleanup(stop)
-	ap := netip.MustParseAddrPort(addr)
-	sa := &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
+	a, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const n = 2000
-	fds := make([]int, n)
+	clients := stresstest.NewBacklog(t, n) // of system calls: the client keeps no heap
 	buf := []byte{7}
 	dial := func(i int) {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
+		clients.Connect(t, i, a)
+		if _, err := unix.Write(clients.FD(i), buf); err != nil {
 			t.Fatal(err)
 		}
-		fds[i] = fd
-		if err := unix.Connect(fd, sa); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := unix.Write(fd, buf); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := unix.Read(fd, buf); err != nil {
+		if _, err := unix.Read(clients.FD(i), buf); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() {
-		for _, fd := range fds {
-			if fd > 0 {
-				unix.Close(fd)
-			}
-		}
-	})
 	dial(0)
 	var m0, m1 runtime.MemStats
 	runtime.GC()

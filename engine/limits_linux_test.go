@@ -20,6 +20,7 @@ import (
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/faulttest"
 	"github.com/galeio/gale/internal/testkit/leaktest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 	"github.com/galeio/gale/internal/uring"
 )
 
@@ -104,12 +105,10 @@ func testLimitsDescriptors(t *testing.T) {
 	good := etDial(t, a)
 	etOpened(t, h)
 	limServed(t, good, 1<<10, "before")
-	socks := etRawSockets(t, room+more) // made first: connect needs no descriptor
+	socks := stresstest.NewBacklog(t, room+more) // made first: connect needs no descriptor
 	faulttest.Settle(t)
 	full := faulttest.Exhaust(t, room)
-	for _, fd := range socks {
-		etConnectRaw(t, fd, a)
-	}
+	socks.ConnectAll(t, a)
 	if backendtest.OnNet() {
 		etWaitFor(t, "a connection failed for want of descriptors", func() bool {
 			for {
@@ -139,10 +138,7 @@ func testLimitsDescriptors(t *testing.T) {
 	if errs > 8 { // 5 ms doubling: 7 tries in 635 ms
 		t.Errorf("%d failed accepts in 500 ms, want at most 8: the listener must back off", errs)
 	}
-	for i, fd := range socks { // the client lets its connections go
-		unix.Close(fd)
-		socks[i] = -1 // not again at cleanup
-	}
+	socks.Close() // the client lets its connections go
 	full.Release()
 	etWaitFor(t, "the client's connections closed", func() bool { return e.Stats().Total().Conns == 1 })
 	limServed(t, etDial(t, a), 1<<10, "a new client once descriptors were freed")
@@ -165,12 +161,10 @@ func testLimitsBacklog(t *testing.T) {
 	etOpened(t, h)
 	limServed(t, good, 1<<10, "before")
 	somaxconn := limSomaxconn()
-	socks := etRawSockets(t, waiting)
+	socks := stresstest.NewBacklog(t, waiting)
 	faulttest.Settle(t)
 	full := faulttest.Exhaust(t, 0)
-	for _, fd := range socks {
-		etConnectRaw(t, fd, a)
-	}
+	socks.ConnectAll(t, a)
 	etWaitFor(t, "a failed accept", func() bool { return e.Stats().Total().AcceptErrors > 0 })
 	full.Refill() // what closed meanwhile
 	limServed(t, good, 1<<10, "with clients waiting in the backlog")
@@ -179,10 +173,9 @@ func testLimitsBacklog(t *testing.T) {
 	}
 	t.Logf("%d clients waited in the backlog (net.core.somaxconn: %s)", waiting, somaxconn)
 	full.Release()
-	var cs []net.Conn
-	for i, fd := range socks {
-		cs = append(cs, etFileConn(t, fd))
-		socks[i] = -1 // etFileConn took it
+	cs := make([]net.Conn, waiting)
+	for i := range cs {
+		cs[i] = socks.Conn(t, i)
 	}
 	for range waiting {
 		etOpened(t, h)
