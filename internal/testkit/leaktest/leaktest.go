@@ -110,9 +110,14 @@ func (s state) settle() string {
 }
 
 // OpenFDs returns the process's open descriptors with their readlink
-// targets, from /proc/self/fd; ok is false where that does not exist.
+// targets, from /proc/self/fd; ok is false where that does not exist, and
+// on Windows, whose handles are no descriptors (under Wine the path
+// reaches the Linux descriptors of Wine's own process instead).
 func OpenFDs() (fds map[int]string, ok bool) {
 	const dir = "/proc/self/fd"
+	if runtime.GOOS == "windows" {
+		return nil, false
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, false
