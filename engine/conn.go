@@ -141,6 +141,7 @@ const (
 	bDead                           // closing or closed: writes fail
 	bShutWrite                      // CloseWrite: shut down once the queue is empty
 	bBatching                       // OnData runs on a batching loop: see eloop.batch
+	bAlert                          // closeNotify writes: writeRaw counts tlsState.alert
 )
 
 func (b muBits) has(f muBits) bool { return b&f != 0 }

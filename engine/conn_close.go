@@ -243,8 +243,11 @@ func (c *Conn) finish() {
 // Abort asked for; or a close with the peer's bytes unread, which the
 // kernel turns into a reset (RFC 2525 §2.17), while output c wrote is
 // not yet acknowledged (TCP: the reset discards it) or read (Unix: the
-// peer reads it, then the reset's error). Where the kernel does not say,
-// a lingering c whose peer has not ended is counted. It runs on c's
+// peer reads it, then the reset's error). The TLS close_notify record,
+// written last, is not owed: a peer may close without waiting for it
+// (RFC 8446 §6.1), and one that closed as Shutdown wrote it resets the
+// connection with the record unacknowledged. Where the kernel does not
+// say, a lingering c whose peer has not ended is counted. It runs on c's
 // loop, in finish.
 func (c *Conn) lost(dropped int) bool {
 	switch {
@@ -257,7 +260,8 @@ func (c *Conn) lost(dropped int) bool {
 	if !ok {
 		return c.lbits.has(bLinger)
 	}
-	return in > 0 && out != 0 // a reset, with output in flight (out < 0: unknown)
+	// A reset, with output in flight beyond the alert (out < 0: unknown).
+	return in > 0 && (out < 0 || out > c.alertBytes())
 }
 
 // closesStream reports whether c's close ends a TCP or Unix stream of its

@@ -40,6 +40,9 @@ func (c *Conn) writeRaw(p []byte) (int, error) {
 	one := [1][]byte{p} // stays on the stack: writeLocked keeps no reference
 	c.mu.Lock()
 	n, err := c.writeLocked(one[:])
+	if c.mbits.has(bAlert) {
+		c.tlsOf().alert += n
+	}
 	c.mu.Unlock()
 	return n, err
 }

@@ -49,6 +49,9 @@ type tlsState struct {
 	plain *inbuf // plaintext OnData left unconsumed (inbuf.go)
 
 	wmu sync.Mutex // keeps a Writev's records together
+	// alert is the size of the close_notify record closeNotify wrote,
+	// guarded by the Conn's mu: output the peer is not owed (see lost).
+	alert int
 }
 
 // handshake is what a connection needs only until its handshake ends.

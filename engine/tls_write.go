@@ -32,9 +32,31 @@ func (c *Conn) writevTLS(bufs [][]byte) (int, error) {
 func (c *Conn) closeNotify() {
 	if t := c.tlsOf(); t != nil && t.est.Load() {
 		t.wmu.Lock()
+		c.setAlert(true)
 		t.tc.CloseWrite()
+		c.setAlert(false)
 		t.wmu.Unlock()
 	}
+}
+
+// setAlert starts or stops counting what writeRaw writes as the
+// close_notify record (tlsState.alert).
+func (c *Conn) setAlert(on bool) {
+	c.mu.Lock()
+	c.mbits.set(bAlert, on)
+	c.mu.Unlock()
+}
+
+// alertBytes returns the size of the close_notify record c wrote, 0 if
+// none.
+func (c *Conn) alertBytes() int {
+	t := c.tlsOf()
+	if t == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return t.alert
 }
 
 // closed ends what the TLS state holds for a connection that finished

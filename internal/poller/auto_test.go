@@ -39,3 +39,14 @@ func TestAutoKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoAvailable checks that Auto counts as available wherever the
+// native backend opens (galebench's soak asks about its Auto servers).
+func TestAutoAvailable(t *testing.T) {
+	if err := Available(native); err != nil {
+		t.Skipf("the native backend, %v, does not open here: %v", native, err)
+	}
+	if err := Available(Auto); err != nil {
+		t.Fatalf("Available(Auto) = %v, want nil: %v opens", err, native)
+	}
+}

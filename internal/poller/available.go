@@ -13,10 +13,14 @@ var (
 
 // Available reports whether backend k can be opened here (nil), or why
 // not. It opens and closes one backend, once per k; safe from any
-// goroutine.
+// goroutine. Auto is available where the platform's native backend is,
+// which Auto falls back to for every owner.
 func Available(k Kind) error {
 	if k > Net {
 		return fmt.Errorf("poller: %v: %w", k, errors.ErrUnsupported)
+	}
+	if k == Auto {
+		k = native
 	}
 	availOnce[k].Do(func() {
 		be, err := openKind(k, nil)
