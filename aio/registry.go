@@ -141,7 +141,7 @@ func (w *watcher) register(nc net.Conn) (*conn, error) {
 		sock.Close(fd)
 		return winner, err
 	}
-	nc.Close()
+	sock.Release(nc)
 	return c, nil
 }
 

@@ -99,7 +99,7 @@ func (e *Engine) adopt(nc net.Conn, input []byte, setup func(*Conn)) (*Conn, err
 		return nil, err
 	}
 	laddr, raddr := nc.LocalAddr(), nc.RemoteAddr()
-	nc.Close()
+	sock.Release(nc)
 	lp := e.pick(func() net.Addr { return raddr })
 	network := laddr.Network()
 	// A TCP peer is kept in compact form, and the local address is asked

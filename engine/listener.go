@@ -128,11 +128,12 @@ func listenFD(network, addr string, reusePort bool, keepAlive time.Duration) (in
 	if ul, ok := ln.(*net.UnixListener); ok {
 		ul.SetUnlinkOnClose(false) // the engine's copy still listens
 	}
-	defer ln.Close()
 	fd, err := sock.DupConn(ln.(syscall.Conn))
 	if err != nil {
+		ln.Close()
 		return -1, nil, err
 	}
+	sock.Release(ln)
 	return fd, ln.Addr(), nil
 }
 

@@ -53,10 +53,11 @@ func (e *Engine) listenUDP(network, addr string) (net.Addr, error) {
 		}
 		fd, err := sock.DupConn(pc.(syscall.Conn))
 		a := pc.LocalAddr()
-		pc.Close()
 		if err != nil {
+			pc.Close()
 			return nil, err
 		}
+		sock.Release(pc)
 		if i == 0 {
 			first, addr = a, a.String()
 		}

@@ -74,10 +74,11 @@ func adopt(nc net.Conn, network string, kind backend.Kind, buffered []byte) (*Co
 		return nil, errNoDescriptor
 	}
 	fd, err := sock.DupConn(sc)
-	nc.Close()
 	if err != nil {
+		nc.Close()
 		return nil, err
 	}
+	sock.Release(nc)
 	g, err := acquire(kind)
 	if err != nil {
 		sock.Close(fd)

@@ -54,13 +54,14 @@ func (lc *ListenConfig) Listen(ctx context.Context, network, address string) (ne
 	}
 	addr := std.Addr()
 	fd, err := sock.DupConn(std.(syscall.Conn))
-	std.Close()
 	if err != nil {
+		std.Close()
 		if path != "" {
 			os.Remove(path)
 		}
 		return nil, &net.OpError{Op: "listen", Net: network, Addr: addr, Err: err}
 	}
+	sock.Release(std)
 	g, err := acquire(lc.Backend)
 	if err != nil {
 		sock.Close(fd)

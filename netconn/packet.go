@@ -72,10 +72,11 @@ func (lc *ListenConfig) ListenPacket(ctx context.Context, network, address strin
 func adoptPacket(nc net.Conn, network string, kind backend.Kind, op string) (*PacketConn, error) {
 	laddr, raddr := nc.LocalAddr(), nc.RemoteAddr()
 	fd, err := sock.DupConn(nc.(syscall.Conn))
-	nc.Close()
 	if err != nil {
+		nc.Close()
 		return nil, &net.OpError{Op: op, Net: network, Addr: laddr, Err: err}
 	}
+	sock.Release(nc)
 	g, err := acquire(kind)
 	if err != nil {
 		sock.Close(fd)

@@ -157,6 +157,7 @@ func (b *netBackend) Remove(tag Tag) error {
 	b.ents[tag.Slot()] = nil
 	e.w.close()
 	e.wait()
+	e.w.release()
 	return nil
 }
 
@@ -173,6 +174,7 @@ func (b *netBackend) Close() error {
 		if e != nil {
 			e.w.close()
 			e.wait()
+			e.w.release()
 		}
 	}
 	b.ents = nil

@@ -15,6 +15,12 @@ type netWrap struct {
 	ln   net.Listener
 	pc   net.PacketConn
 	opts optSnapshot // a listener's options, which its accepted sockets get
+	// borrowed is set where the view is the descriptor's own object
+	// (internal/sock's table, without Unix descriptors), not a
+	// duplicate: closing it would close the socket for its owner, so
+	// close ends the calls in flight with a past deadline instead, and
+	// release clears it once they have ended.
+	borrowed bool
 }
 
 func (w *netWrap) made() bool { return w.c != nil || w.ln != nil || w.pc != nil }
@@ -87,6 +93,10 @@ func (errWriter) Read([]byte) (int, error)  { return 0, net.ErrClosed }
 
 // close ends every call in flight on w.
 func (w *netWrap) close() {
+	if w.borrowed {
+		w.setDeadline(time.Unix(1, 0))
+		return
+	}
 	switch {
 	case w.c != nil:
 		w.c.Close()
@@ -95,6 +105,20 @@ func (w *netWrap) close() {
 	case w.pc != nil:
 		w.pc.Close()
 	}
+}
+
+// release clears what close set on a borrowed view, once its calls have
+// ended, for the object's owner.
+func (w *netWrap) release() {
+	if w.borrowed {
+		w.setDeadline(time.Time{})
+	}
+}
+
+// setDeadline sets both deadlines of w's view.
+func (w *netWrap) setDeadline(t time.Time) {
+	w.setReadDeadline(t)
+	w.setWriteDeadline(t)
 }
 
 // rawConn returns the system-call view of e's package net view.

@@ -2,9 +2,13 @@
 
 package sock
 
-import "net/netip"
+import (
+	"net/netip"
+	"syscall"
+)
 
-// AcceptPeer fails with an error matching errors.ErrUnsupported.
+// AcceptPeer has no connection to take without waiting (EAGAIN): the
+// loop's backend accepts.
 func AcceptPeer(fd int, rsa *RawSockaddrAny) (nfd int, peer netip.AddrPort, sa Sockaddr, err error) {
-	return -1, netip.AddrPort{}, nil, errUnsupported
+	return -1, netip.AddrPort{}, nil, syscall.EAGAIN
 }

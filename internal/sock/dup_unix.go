@@ -4,6 +4,7 @@ package sock
 
 import (
 	"errors"
+	"io"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -32,6 +33,10 @@ func DupConn(c syscall.Conn) (fd int, err error) {
 	}
 	return fd, dupErr
 }
+
+// Release ends the caller's use of the connection, listener or datagram
+// socket it gave DupConn: it closes c, whose duplicate stays open.
+func Release(c io.Closer) { c.Close() }
 
 // Dup wraps fcntl(fd, F_DUPFD_CLOEXEC, 0) and sets the copy non-blocking.
 func Dup(fd int) (int, error) {

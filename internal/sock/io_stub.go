@@ -4,11 +4,12 @@ package sock
 
 import "syscall"
 
-// Read fails with ENOSYS, which matches errors.ErrUnsupported.
-func Read(fd int, p []byte) (int, syscall.Errno) { return 0, syscall.ENOSYS }
+// Read has nothing to take without waiting (EAGAIN): package net's
+// objects read only by waiting, which the loop's backend does.
+func Read(fd int, p []byte) (int, syscall.Errno) { return 0, syscall.EAGAIN }
 
-// Write fails with ENOSYS, which matches errors.ErrUnsupported.
-func Write(fd int, p []byte) (int, syscall.Errno) { return 0, syscall.ENOSYS }
+// Write cannot write without waiting (EAGAIN): the loop's backend does.
+func Write(fd int, p []byte) (int, syscall.Errno) { return 0, syscall.EAGAIN }
 
-// Writev fails with ENOSYS, which matches errors.ErrUnsupported.
-func Writev(fd int, iov []Iovec) (int, syscall.Errno) { return 0, syscall.ENOSYS }
+// Writev cannot write without waiting (EAGAIN): the loop's backend does.
+func Writev(fd int, iov []Iovec) (int, syscall.Errno) { return 0, syscall.EAGAIN }
