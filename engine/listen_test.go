@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -80,6 +81,9 @@ func etConnect(t *testing.T, h *etHandler, a net.Addr, n int) []*engine.Conn {
 func TestReusePort(t *testing.T) { backendtest.Run(t, testReusePort) }
 
 func testReusePort(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no SO_REUSEPORT")
+	}
 	h := etEchoHandler()
 	e := etStart(t, h, engine.Options{Loops: 2, ReusePort: true})
 	a := etListen(t, e, "tcp")

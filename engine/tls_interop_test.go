@@ -211,7 +211,7 @@ func TestTLSOpenSSLClientResumption(t *testing.T) {
 				cfg := tlstest.Get().ServerConfig()
 				cfg.MaxVersion = v
 				_, a := etServeTLS(t, h, engine.Options{}, cfg)
-				session := filepath.Join(t.TempDir(), "session.pem")
+				session := filepath.Join(backendtest.TempDir(t), "session.pem")
 				for i, sess := range [][]string{{"-sess_out", session}, {"-sess_in", session}} {
 					p := sClient(t, a, f, append(sess, osslVersion(v))...)
 					st := etRecv(t, states, "OnOpen's ConnectionState")

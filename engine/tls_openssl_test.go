@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/tlstest"
 )
 
@@ -66,7 +67,7 @@ func osslVersion(v uint16) string {
 // cleanup.
 func osslFiles(t *testing.T) tlstest.Files {
 	t.Helper()
-	f, err := tlstest.Get().Files(t.TempDir())
+	f, err := tlstest.Get().Files(backendtest.TempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -403,7 +403,7 @@ func readResponse(t *testing.T, br *bufio.Reader, what string, status int, body 
 // ends.
 func startTLS(t *testing.T, h http.Handler) (string, tlstest.Files) {
 	t.Helper()
-	f, err := tlstest.Get().Files(t.TempDir())
+	f, err := tlstest.Get().Files(backendtest.TempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}

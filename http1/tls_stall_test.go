@@ -81,7 +81,7 @@ func stallConns(t testing.TB, addr string, n int, first []byte) []net.Conn {
 func TestTLSStalledHandshakes(t *testing.T) { backendtest.Run(t, testTLSStalledHandshakes) }
 
 func testTLSStalledHandshakes(t *testing.T) {
-	f, err := tlstest.Get().Files(t.TempDir())
+	f, err := tlstest.Get().Files(backendtest.TempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}

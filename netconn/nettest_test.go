@@ -34,6 +34,7 @@ func pipeMaker(t *testing.T, network, addr string) nettest.MakePipe {
 func pipe(t testing.TB, network, addr string) (c1, c2 net.Conn, stop func(), err error) {
 	ln, err := netconn.Listen(network, addr)
 	if err != nil {
+		backendtest.SkipMissing(t, err)
 		return nil, nil, nil, err
 	}
 	defer ln.Close()

@@ -105,8 +105,8 @@ func newTestCert(t *testing.T) *testCert {
 	tc := &testCert{
 		cert:     tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf},
 		pool:     x509.NewCertPool(),
-		certFile: filepath.Join(t.TempDir(), "cert.pem"),
-		keyFile:  filepath.Join(t.TempDir(), "key.pem"),
+		certFile: filepath.Join(backendtest.TempDir(t), "cert.pem"),
+		keyFile:  filepath.Join(backendtest.TempDir(t), "key.pem"),
 	}
 	tc.pool.AddCert(leaf)
 	writePEM(t, tc.certFile, "CERTIFICATE", der)

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 func TestWindow(t *testing.T) {
@@ -179,7 +181,7 @@ func TestCompressZlib(t *testing.T) {
 		{15, flate.BestCompression, msgText},
 		{15, flate.BestSpeed, nil},
 	}
-	dir := t.TempDir()
+	dir := backendtest.TempDir(t)
 	for i, c := range cases {
 		name := filepath.Join(dir, strconv.Itoa(i))
 		if err := os.WriteFile(name, compress(nil, c.data, c.level, c.bits), 0o600); err != nil {

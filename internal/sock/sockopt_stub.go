@@ -12,6 +12,9 @@ import (
 // NoDelay, RcvBuf and SndBuf; ReusePort and a socket that is no TCP
 // connection fail with an error matching errors.ErrUnsupported.
 func SetsockoptInt(fd int, o Opt, v int) error {
+	if o == ReusePort {
+		return errUnsupported // no SO_REUSEPORT: Windows' SO_REUSEADDR lets a socket steal a port
+	}
 	obj, ok := get(fd)
 	if !ok {
 		return syscall.EBADF

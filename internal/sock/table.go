@@ -28,6 +28,12 @@ var table struct {
 	objs map[any]*object
 }
 
+// tableBase is where the table's numbers start: above the handles
+// Windows gives sockets, which a Control callback of package net may pass
+// to this package's calls (they fail there with EBADF, never reaching
+// another socket).
+const tableBase = 1 << 30
+
 // object is one socket of package net in the table.
 type object struct {
 	v    any // net.Conn, net.Listener or net.PacketConn
@@ -41,6 +47,9 @@ func put(o *object) int {
 	defer table.mu.Unlock()
 	if table.fds == nil {
 		table.fds, table.objs = map[int]*object{}, map[any]*object{}
+	}
+	if table.next == 0 {
+		table.next = tableBase
 	}
 	table.next++
 	fd := table.next
