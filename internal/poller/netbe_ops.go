@@ -198,7 +198,7 @@ func netErrno(err error) syscall.Errno {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return syscall.ECANCELED
 	case errors.As(err, &en):
-		return en
+		return portableErrno(en)
 	case errors.Is(err, net.ErrClosed):
 		return syscall.EBADF
 	case errors.Is(err, io.EOF):
