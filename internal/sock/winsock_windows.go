@@ -1,0 +1,155 @@
+package sock
+
+import (
+	"os"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// The Winsock calls x/sys/windows does not wrap. They are the ground of a
+// descriptor table of real sockets on Windows (issue 34): a duplicate
+// made with WSADuplicateSocket serves on after the caller closes its
+// package net conn, as a dup(2) does on Unix.
+var (
+	ws2           = windows.NewLazySystemDLL("ws2_32.dll")
+	procIoctl     = ws2.NewProc("ioctlsocket")
+	procWSAPoll   = ws2.NewProc("WSAPoll")
+	procRecv      = ws2.NewProc("recv")
+	procSend      = ws2.NewProc("send")
+	procAccept    = ws2.NewProc("accept")
+	socketError   = ^uintptr(0)  // SOCKET_ERROR as the procs return it
+	wsaFlagNoInh  = uint32(0x80) // WSA_FLAG_NO_HANDLE_INHERIT: close-on-exec
+	fionbio       = uint32(0x8004667e)
+	fionread      = uint32(0x4004667f)
+	pollRdNorm    = int16(0x0100)
+	pollWrNorm    = int16(0x0010)
+	pollHupErrNva = int16(0x0002 | 0x0001 | 0x0004)
+)
+
+// failed reports whether a Winsock call that returns an int returned
+// SOCKET_ERROR (-1).
+func failed(r uintptr) bool { return int32(r) == -1 }
+
+// wsaPollFD is a WSAPOLLFD.
+type wsaPollFD struct {
+	fd      windows.Handle
+	events  int16
+	revents int16
+}
+
+// dupSocket returns a duplicate of the socket behind c, non-blocking and
+// not inherited by child processes; c stays the caller's.
+func dupSocket(c syscall.Conn) (windows.Handle, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return windows.InvalidHandle, err
+	}
+	var info windows.WSAProtocolInfo
+	var derr error
+	if err := rc.Control(func(fd uintptr) {
+		derr = windows.WSADuplicateSocket(windows.Handle(fd), uint32(os.Getpid()), &info)
+	}); err != nil {
+		return windows.InvalidHandle, err
+	}
+	if derr != nil {
+		return windows.InvalidHandle, os.NewSyscallError("WSADuplicateSocket", derr)
+	}
+	s, err := windows.WSASocket(-1, -1, -1, &info, 0, wsaFlagNoInh)
+	if err != nil {
+		return windows.InvalidHandle, os.NewSyscallError("WSASocket", err)
+	}
+	if err := ioctl(s, fionbio, 1); err != nil {
+		windows.Closesocket(s)
+		return windows.InvalidHandle, err
+	}
+	return s, nil
+}
+
+// ioctl is ioctlsocket(s, cmd, &arg); it returns arg's value after.
+func ioctl(s windows.Handle, cmd uint32, arg uint32) error {
+	_, err := ioctlValue(s, cmd, arg)
+	return err
+}
+
+func ioctlValue(s windows.Handle, cmd uint32, arg uint32) (uint32, error) {
+	r, _, e := procIoctl.Call(uintptr(s), uintptr(cmd), uintptr(unsafe.Pointer(&arg)))
+	if failed(r) {
+		return 0, os.NewSyscallError("ioctlsocket", e)
+	}
+	return arg, nil
+}
+
+// winErrno maps what a non-blocking call failed with to the errno the
+// layers test: WSAEWOULDBLOCK is EAGAIN.
+func winErrno(e error) syscall.Errno {
+	en, ok := e.(syscall.Errno)
+	switch {
+	case !ok:
+		return syscall.EIO
+	case en == windows.WSAEWOULDBLOCK:
+		return syscall.EAGAIN
+	}
+	return en
+}
+
+// sockRead is a non-blocking recv(2) of s into p.
+func sockRead(s windows.Handle, p []byte) (int, syscall.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	r, _, e := procRecv.Call(uintptr(s), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
+	if failed(r) {
+		return 0, winErrno(e)
+	}
+	return int(r), 0
+}
+
+// sockWrite is a non-blocking send(2) of p on s.
+func sockWrite(s windows.Handle, p []byte) (int, syscall.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	r, _, e := procSend.Call(uintptr(s), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
+	if failed(r) {
+		return 0, winErrno(e)
+	}
+	return int(r), 0
+}
+
+// sockUnread returns how many bytes s holds unread (FIONREAD).
+func sockUnread(s windows.Handle) (int, bool) {
+	n, err := ioctlValue(s, fionread, 0)
+	return int(n), err == nil
+}
+
+// sockPoll waits up to msec (-1: for ever) until s is readable (in) or
+// writable; it reports whether it is, a hang-up or error counting as
+// ready (the call that follows tells which).
+func sockPoll(s windows.Handle, in bool, msec int) (bool, error) {
+	fd := wsaPollFD{fd: s, events: pollWrNorm}
+	if in {
+		fd.events = pollRdNorm
+	}
+	r, _, e := procWSAPoll.Call(uintptr(unsafe.Pointer(&fd)), 1, uintptr(int32(msec)))
+	if failed(r) {
+		return false, os.NewSyscallError("WSAPoll", e)
+	}
+	return r > 0 && fd.revents&(fd.events|pollHupErrNva) != 0, nil
+}
+
+// sockAccept is a non-blocking accept(2) on the listening socket s; the
+// new socket is made non-blocking.
+func sockAccept(s windows.Handle) (windows.Handle, syscall.Errno) {
+	r, _, e := procAccept.Call(uintptr(s), 0, 0)
+	ns := windows.Handle(r)
+	if ns == windows.InvalidHandle {
+		return windows.InvalidHandle, winErrno(e)
+	}
+	if err := ioctl(ns, fionbio, 1); err != nil {
+		windows.Closesocket(ns)
+		return windows.InvalidHandle, syscall.EIO
+	}
+	return ns, 0
+}
