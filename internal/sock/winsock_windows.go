@@ -46,25 +46,29 @@ func dupSocket(c syscall.Conn) (windows.Handle, error) {
 	if err != nil {
 		return windows.InvalidHandle, err
 	}
-	var info windows.WSAProtocolInfo
-	var derr error
-	if err := rc.Control(func(fd uintptr) {
-		derr = windows.WSADuplicateSocket(windows.Handle(fd), uint32(os.Getpid()), &info)
-	}); err != nil {
+	ns, derr := windows.InvalidHandle, error(nil)
+	if err := rc.Control(func(fd uintptr) { ns, derr = dupHandle(windows.Handle(fd)) }); err != nil {
 		return windows.InvalidHandle, err
 	}
-	if derr != nil {
-		return windows.InvalidHandle, os.NewSyscallError("WSADuplicateSocket", derr)
+	return ns, derr
+}
+
+// dupHandle duplicates socket s (WSADuplicateSocket to this process),
+// non-blocking and not inherited.
+func dupHandle(s windows.Handle) (windows.Handle, error) {
+	var info windows.WSAProtocolInfo
+	if err := windows.WSADuplicateSocket(s, uint32(os.Getpid()), &info); err != nil {
+		return windows.InvalidHandle, os.NewSyscallError("WSADuplicateSocket", err)
 	}
-	s, err := windows.WSASocket(-1, -1, -1, &info, 0, wsaFlagNoInh)
+	ns, err := windows.WSASocket(-1, -1, -1, &info, 0, wsaFlagNoInh)
 	if err != nil {
 		return windows.InvalidHandle, os.NewSyscallError("WSASocket", err)
 	}
-	if err := ioctl(s, fionbio, 1); err != nil {
-		windows.Closesocket(s)
+	if err := ioctl(ns, fionbio, 1); err != nil {
+		windows.Closesocket(ns)
 		return windows.InvalidHandle, err
 	}
-	return s, nil
+	return ns, nil
 }
 
 // ioctl is ioctlsocket(s, cmd, &arg); it returns arg's value after.

@@ -30,3 +30,12 @@ func SkipMissing(t testing.TB, err error) {
 		t.Skipf("no WSAIoctl(SIO_UDP_CONNRESET) here (Wine 8 lacks it), which package net's UDP sockets need: %v", err)
 	}
 }
+
+// SkipUnderWine skips t under Wine, which lacks what the test checks
+// (why names it), so that a Windows machine still runs it.
+func SkipUnderWine(t testing.TB, why string) {
+	t.Helper()
+	if underWine() {
+		t.Skip("Wine 8: " + why)
+	}
+}

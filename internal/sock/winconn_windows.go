@@ -1,0 +1,238 @@
+package sock
+
+import (
+	"io"
+	"net"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/windows"
+)
+
+// A blocking call on a socket waits in WSAPoll slices, so that a deadline
+// set or a Close made meanwhile ends it within a slice: the first slice is
+// short and each next one twice as long, up to maxSlice, so that an idle
+// connection's goroutine wakes ten times a second, not fifty.
+const (
+	firstSlice = 1   // milliseconds
+	maxSlice   = 100 // milliseconds
+)
+
+// winConn is a net.Conn over a socket of its own (a duplicate), for the
+// net backend's blocking calls and for FileConn. Its calls wait in
+// WSAPoll slices, so deadlines and Close end them; safe for concurrent
+// use as a net.Conn is.
+type winConn struct {
+	s            windows.Handle
+	closed       atomic.Bool
+	rdl, wdl     atomic.Int64 // deadlines in Unix nanoseconds; 0: none
+	laddr, raddr net.Addr
+}
+
+// newWinConn wraps socket s, which it owns from now on.
+func newWinConn(s windows.Handle) *winConn {
+	c := &winConn{s: s}
+	if sa, err := windows.Getsockname(s); err == nil {
+		c.laddr = tcpAddr(sa)
+	}
+	if sa, err := windows.Getpeername(s); err == nil {
+		c.raddr = tcpAddr(sa)
+	}
+	return c
+}
+
+// tcpAddr converts a socket address to package net's.
+func tcpAddr(sa windows.Sockaddr) net.Addr {
+	switch sa := sa.(type) {
+	case *windows.SockaddrInet4:
+		return &net.TCPAddr{IP: net.IP(sa.Addr[:]).To16(), Port: sa.Port}
+	case *windows.SockaddrInet6:
+		return &net.TCPAddr{IP: net.IP(sa.Addr[:]), Port: sa.Port}
+	}
+	return nil
+}
+
+// wait parks until s is ready (in: readable), the deadline in dl passes,
+// or the conn closes.
+func wait(s windows.Handle, closed *atomic.Bool, in bool, dl *atomic.Int64) error {
+	for slice := firstSlice; ; slice = min(2*slice, maxSlice) {
+		if closed.Load() {
+			return net.ErrClosed
+		}
+		ms := slice
+		if d := dl.Load(); d != 0 {
+			left := time.Until(time.Unix(0, d))
+			if left <= 0 {
+				return os.ErrDeadlineExceeded
+			}
+			ms = min(ms, int(left/time.Millisecond)+1)
+		}
+		ok, err := sockPoll(s, in, ms)
+		if err != nil || ok {
+			return err
+		}
+	}
+}
+
+func (c *winConn) opError(op string, err error) error {
+	if err == nil || err == io.EOF {
+		return err
+	}
+	return &net.OpError{Op: op, Net: "tcp", Source: c.laddr, Addr: c.raddr, Err: err}
+}
+
+func (c *winConn) Read(p []byte) (int, error) {
+	if c.closed.Load() {
+		return 0, c.opError("read", net.ErrClosed)
+	}
+	for {
+		n, e := sockRead(c.s, p)
+		switch {
+		case e == 0 && n == 0 && len(p) > 0:
+			return 0, io.EOF
+		case e == 0:
+			return n, nil
+		case e != syscall.EAGAIN:
+			return 0, c.opError("read", os.NewSyscallError("recv", e))
+		}
+		if err := wait(c.s, &c.closed, true, &c.rdl); err != nil {
+			return 0, c.opError("read", err)
+		}
+	}
+}
+
+func (c *winConn) Write(p []byte) (int, error) {
+	if c.closed.Load() {
+		return 0, c.opError("write", net.ErrClosed)
+	}
+	done := 0
+	for done < len(p) {
+		n, e := sockWrite(c.s, p[done:])
+		done += n
+		switch {
+		case e == 0:
+			continue
+		case e != syscall.EAGAIN:
+			return done, c.opError("write", os.NewSyscallError("send", e))
+		}
+		if err := wait(c.s, &c.closed, false, &c.wdl); err != nil {
+			return done, c.opError("write", err)
+		}
+	}
+	return done, nil
+}
+
+func (c *winConn) Close() error {
+	if c.closed.Swap(true) {
+		return c.opError("close", net.ErrClosed)
+	}
+	return windows.Closesocket(c.s)
+}
+
+// CloseWrite shuts the sending side down.
+func (c *winConn) CloseWrite() error { return windows.Shutdown(c.s, windows.SHUT_WR) }
+
+// CloseRead shuts the receiving side down.
+func (c *winConn) CloseRead() error { return windows.Shutdown(c.s, windows.SHUT_RD) }
+
+func (c *winConn) LocalAddr() net.Addr  { return c.laddr }
+func (c *winConn) RemoteAddr() net.Addr { return c.raddr }
+
+func (c *winConn) SetDeadline(t time.Time) error {
+	c.SetReadDeadline(t)
+	return c.SetWriteDeadline(t)
+}
+
+func (c *winConn) SetReadDeadline(t time.Time) error  { c.rdl.Store(nanos(t)); return nil }
+func (c *winConn) SetWriteDeadline(t time.Time) error { c.wdl.Store(nanos(t)); return nil }
+
+// nanos is t in Unix nanoseconds, 0 for the zero time (no deadline).
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return max(t.UnixNano(), 1)
+}
+
+// SyscallConn gives the socket, for DupConn and the net backend's wait
+// for readability.
+func (c *winConn) SyscallConn() (syscall.RawConn, error) {
+	return winRaw{c.s, &c.closed, &c.rdl, &c.wdl}, nil
+}
+
+// winRaw is a socket's syscall.RawConn.
+type winRaw struct {
+	s        windows.Handle
+	closed   *atomic.Bool
+	rdl, wdl *atomic.Int64
+}
+
+func (r winRaw) Control(f func(fd uintptr)) error {
+	if r.closed.Load() {
+		return net.ErrClosed
+	}
+	f(uintptr(r.s))
+	return nil
+}
+
+func (r winRaw) Read(f func(fd uintptr) bool) error  { return r.loop(f, true, r.rdl) }
+func (r winRaw) Write(f func(fd uintptr) bool) error { return r.loop(f, false, r.wdl) }
+
+func (r winRaw) loop(f func(fd uintptr) bool, in bool, dl *atomic.Int64) error {
+	for !f(uintptr(r.s)) {
+		if err := wait(r.s, r.closed, in, dl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// winListener is a net.Listener over a listening socket of its own.
+type winListener struct {
+	s      windows.Handle
+	closed atomic.Bool
+	dl     atomic.Int64
+	addr   net.Addr
+}
+
+func newWinListener(s windows.Handle) *winListener {
+	l := &winListener{s: s}
+	if sa, err := windows.Getsockname(s); err == nil {
+		l.addr = tcpAddr(sa)
+	}
+	return l
+}
+
+func (l *winListener) Accept() (net.Conn, error) {
+	for {
+		ns, e := sockAccept(l.s)
+		switch {
+		case e == 0:
+			return newWinConn(ns), nil
+		case e != syscall.EAGAIN:
+			return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.addr, Err: os.NewSyscallError("accept", e)}
+		}
+		if err := wait(l.s, &l.closed, true, &l.dl); err != nil {
+			return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.addr, Err: err}
+		}
+	}
+}
+
+func (l *winListener) Close() error {
+	if l.closed.Swap(true) {
+		return net.ErrClosed
+	}
+	return windows.Closesocket(l.s)
+}
+
+func (l *winListener) Addr() net.Addr { return l.addr }
+
+// SetDeadline bounds Accept.
+func (l *winListener) SetDeadline(t time.Time) error { l.dl.Store(nanos(t)); return nil }
+
+func (l *winListener) SyscallConn() (syscall.RawConn, error) {
+	var wdl atomic.Int64
+	return winRaw{l.s, &l.closed, &l.dl, &wdl}, nil
+}
