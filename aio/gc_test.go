@@ -1,7 +1,6 @@
 package aio_test
 
 import (
-	"github.com/galeio/gale/internal/testkit/backendtest"
 	"io"
 	"net"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"weak"
+
+	"github.com/galeio/gale/internal/testkit/backendtest"
 
 	"github.com/galeio/gale/aio"
 )
@@ -24,7 +25,7 @@ var rawAddrs = []struct {
 	addr    func(t *testing.T) string
 }{
 	{"tcp", func(*testing.T) string { return "127.0.0.1:0" }},
-	{"unix", func(t *testing.T) string { return filepath.Join(t.TempDir(), "s") }},
+	{"unix", func(t *testing.T) string { return filepath.Join(backendtest.TempDir(t), "s") }},
 }
 
 // delegateAndDrop delegates a new conn to w with one completed write and

@@ -103,10 +103,10 @@ func tcpPair(t testing.TB) (c, peer net.Conn) {
 	return c, peer
 }
 
-// unixPair is a pairFunc over an AF_UNIX stream socket in t.TempDir().
+// unixPair is a pairFunc over an AF_UNIX stream socket in backendtest.TempDir(t).
 func unixPair(t testing.TB) (c, peer net.Conn) {
 	t.Helper()
-	c, peer, err := rawPair("unix", filepath.Join(t.TempDir(), "s"))
+	c, peer, err := rawPair("unix", filepath.Join(backendtest.TempDir(t), "s"))
 	if err != nil {
 		backendtest.SkipMissing(t, err)
 		t.Fatalf("unix pair: %v", err)

@@ -68,7 +68,7 @@ func TestCurl(t *testing.T) {
 func testCurl(t *testing.T, curl string) {
 	addr := start(t, nil, clientsHandler())
 	url := "http://" + addr
-	dir := t.TempDir()
+	dir := backendtest.TempDir(t)
 	upload := func(name string, n int) (path string, data []byte) {
 		data = bytes.Repeat([]byte("upload-"+name+"|"), n/(len(name)+8)+1)[:n]
 		path = filepath.Join(dir, name)
@@ -244,7 +244,7 @@ end
 // only tries the address and closes.)
 func TestWrk(t *testing.T) {
 	wrk := needTool(t, "wrk")
-	script := filepath.Join(t.TempDir(), "pipeline.lua")
+	script := filepath.Join(backendtest.TempDir(t), "pipeline.lua")
 	if err := os.WriteFile(script, []byte(wrkPipeline), 0o600); err != nil {
 		t.Fatal(err)
 	}

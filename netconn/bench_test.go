@@ -58,7 +58,7 @@ func BenchmarkPingPong(b *testing.B) {
 // BenchmarkFileCopy measures io.Copy of a 64 MiB file into a conn and
 // out of one into a file: sendfile and splice against the pooled buffer.
 func BenchmarkFileCopy(b *testing.B) {
-	dir := b.TempDir()
+	dir := backendtest.TempDir(b)
 	src := filepath.Join(dir, "src")
 	if err := os.WriteFile(src, make([]byte, 64<<20), 0o600); err != nil {
 		b.Fatal(err)

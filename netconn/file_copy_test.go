@@ -16,7 +16,7 @@ import (
 // the two files match, the whole file and a limited part of it.
 func TestFileCopy(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) {
-		dir := t.TempDir()
+		dir := backendtest.TempDir(t)
 		data := make([]byte, 8<<20+123)
 		rng := rand.New(rand.NewPCG(1, 2))
 		for i := range data {

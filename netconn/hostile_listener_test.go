@@ -24,7 +24,7 @@ func eachListener(t *testing.T, f func(t *testing.T, ln net.Listener)) {
 			t.Run(network, func(t *testing.T) {
 				addr := "127.0.0.1:0"
 				if network == "unix" {
-					addr = filepath.Join(t.TempDir(), "s")
+					addr = filepath.Join(backendtest.TempDir(t), "s")
 				}
 				ln, err := netconn.Listen(network, addr)
 				if err != nil {
@@ -248,7 +248,7 @@ func TestListenerAddr(t *testing.T) {
 // file, as package net's does.
 func TestUnixListenerRemovesFile(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "s")
+		path := filepath.Join(backendtest.TempDir(t), "s")
 		ln, err := netconn.Listen("unix", path)
 		if err != nil {
 			t.Fatal(err)

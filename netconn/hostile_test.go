@@ -52,7 +52,7 @@ func connPair(t *testing.T, network string) (a, b *netconn.Conn) {
 	t.Helper()
 	addr := "127.0.0.1:0"
 	if network == "unix" {
-		addr = filepath.Join(t.TempDir(), "s")
+		addr = filepath.Join(backendtest.TempDir(t), "s")
 	}
 	c1, c2, stop, err := pipe(t, network, addr)
 	if err != nil {

@@ -80,7 +80,7 @@ func exchange(t *testing.T, a, b *netconn.Conn) {
 func closedConn(t *testing.T, network string, use func(t *testing.T, a, b *netconn.Conn)) weak.Pointer[netconn.Conn] {
 	addr := "127.0.0.1:0"
 	if network == "unix" {
-		addr = filepath.Join(t.TempDir(), "s")
+		addr = filepath.Join(backendtest.TempDir(t), "s")
 	}
 	c1, c2, _, err := pipe(t, network, addr)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/tlstest"
 	"github.com/galeio/gale/websocket"
 )
@@ -112,7 +113,7 @@ func TestAutobahnServer(t *testing.T) {
 			abTarget{"gale-tls", startEcho(t, websocket.CompressionEnabled, true)},
 			abTarget{"gale-takeover", startEcho(t, websocket.CompressionContextTakeover, false)})
 	}
-	root := t.TempDir()
+	root := backendtest.TempDir(t)
 	runs := make([]*abRun, len(targets))
 	var fs []func()
 	for i, target := range targets {
@@ -149,7 +150,7 @@ func TestAutobahnClient(t *testing.T) {
 			mode websocket.CompressionMode
 		}{"gale-client-takeover", websocket.CompressionContextTakeover})
 	}
-	root := t.TempDir()
+	root := backendtest.TempDir(t)
 	runs := make([]*abRun, len(agents))
 	var fs []func()
 	for i, a := range agents {
