@@ -13,6 +13,7 @@ import (
 
 	"github.com/galeio/gale/aio"
 	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 )
 
 // waitTimeout bounds every wait for a completion or a peer's data. Far
@@ -210,13 +211,7 @@ func waitResult(t testing.TB, c *collector) result {
 // conditions nothing signals (counters, runtime cleanups).
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", waitTimeout, what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	stresstest.WaitFor(t, waitTimeout, what, cond)
 }
 
 // readPeer reads exactly n bytes from peer.

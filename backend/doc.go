@@ -9,12 +9,16 @@
 // [Auto], the zero value, is decided in one place from what the loops'
 // owner does with a completion, never from which package asks:
 //
-//	owner                        Linux                    BSD, macOS  elsewhere
-//	engine (callbacks)           io_uring, else epoll     kqueue      Net
-//	websocket (engine callbacks) io_uring, else epoll     kqueue      Net
-//	http1 (handler goroutines)   epoll                    kqueue      Net
-//	netconn (parked Read/Write)  epoll                    kqueue      Net
-//	aio (WaitIO)                 epoll                    kqueue      Net
+//	owner                           Linux                 BSD, macOS  elsewhere
+//	engine (callbacks)              io_uring, else epoll  kqueue      Net
+//	websocket on its own engine     io_uring, else epoll  kqueue      Net
+//	http1 (handler goroutines)      epoll                 kqueue      Net
+//	websocket upgraded on http1     http1's: epoll        kqueue      Net
+//	netconn (parked Read/Write)     epoll                 kqueue      Net
+//	aio (WaitIO)                    epoll                 kqueue      Net
+//
+// websocket's own engine is websocket.NewEngine's, or the shared one its
+// Dialer and net/http upgrades use when Options.Engine is nil.
 //
 // io_uring wins where the owner finishes its work on the loop goroutine
 // while a completion's buffer is lent to it: the loop reads the ring's

@@ -18,6 +18,7 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 )
 
 // etWait bounds every wait of these tests for an event, a peer's bytes or
@@ -322,13 +323,7 @@ func etDo(t testing.TB, c *engine.Conn, f func(c *engine.Conn)) {
 // that no callback or reply announces (counters, gauges).
 func etWaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(etWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %v", what, etWait)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	stresstest.WaitFor(t, etWait, what, cond)
 }
 
 // etIsTimeout reports whether err is a deadline error as the engine

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/stresstest"
 	"github.com/galeio/gale/websocket"
 )
 
@@ -342,6 +343,13 @@ func TestQueueFullBehindStream(t *testing.T) {
 				if err := w.Close(); err != nil {
 					t.Fatalf("stream Close: %v", err)
 				}
+				// The held messages go to the loop now; until it has handed
+				// them to the socket (on io_uring, at its next submission)
+				// they still fill the queue, and a drop-when-full write
+				// would be dropped.
+				stresstest.WaitFor(t, 10*time.Second, "the held messages written", func() bool {
+					return c.Buffered() < 64<<10-len(msg)
+				})
 				if err := c.WriteMessage(websocket.TextMessage, []byte("after")); err != nil {
 					t.Fatalf("WriteMessage after the stream: %v", err)
 				}

@@ -25,9 +25,10 @@ func offloads(p Provider) bool {
 // waits, far fewer system calls per message than epoll makes
 // (docs/bench/io_uring). Every other owner crosses to another goroutine
 // per message, which an io_uring loop, holding its OS thread, pays for
-// with a wake-up across threads; epoll measured faster for them, and so
-// does aio's unbound ring, which pays a copy per receive (package
-// backend's table; docs/bench/figures.md). Elsewhere it is the platform's
+// with a wake-up across threads, and epoll measured faster for them
+// (aio's ring, unbound so that it needs no such wake-up, pays a copy per
+// receive instead, and still trails epoll with many busy connections:
+// package backend's table; docs/bench/figures.md). Elsewhere it is the platform's
 // native backend: kqueue on the BSDs and macOS, Net where there is none.
 func autoKinds(p Provider) []Kind {
 	if native == Epoll && (autoURingAll || transient(p) && !handsOff(p) && !offloads(p)) {

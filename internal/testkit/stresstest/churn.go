@@ -75,7 +75,7 @@ func Churn(t *testing.T, addr net.Addr, cfg ChurnConfig) ChurnResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, cfg.Timeout, "every connection released after the warm-up", cfg.Released)
+	WaitFor(t, cfg.Timeout, "every connection released after the warm-up", cfg.Released)
 	before := leaktest.Measure()
 	start := time.Now()
 	sent, err := churn(addr, cycles, cfg.Timeout)
@@ -83,7 +83,7 @@ func Churn(t *testing.T, addr net.Addr, cfg ChurnConfig) ChurnResult {
 		t.Fatal(err)
 	}
 	elapsed := time.Since(start)
-	waitFor(t, cfg.Timeout, "every connection released", cfg.Released)
+	WaitFor(t, cfg.Timeout, "every connection released", cfg.Released)
 	after, ok := leaktest.Settle(before, churnHeapSlack)
 	t.Logf("%d cycles from %d dialers in %v (%.0f/s); fds %d -> %d, goroutines %d -> %d, heap %.2f -> %.2f MiB",
 		cycles, churnDialers, elapsed.Round(time.Millisecond), float64(cycles)/elapsed.Seconds(),

@@ -87,7 +87,7 @@ func Slowloris(t *testing.T, tg LorisTarget) {
 
 	base := leaktest.Measure()
 	loris := DialMany(t, tg.Addr, size.conns, tg.Timeout)
-	waitFor(t, tg.Timeout, "every slowloris connection held", func() bool { return tg.Holds(lorisGood + size.conns) })
+	WaitFor(t, tg.Timeout, "every slowloris connection held", func() bool { return tg.Holds(lorisGood + size.conns) })
 	in0 := tg.BytesIn()
 	tr := faulttest.StartTrickle(loris, size.interval, tg.Timeout)
 	var beside []float64
@@ -106,7 +106,7 @@ func Slowloris(t *testing.T, tg LorisTarget) {
 	for _, c := range loris {
 		c.Close()
 	}
-	waitFor(t, tg.Timeout, "the slowloris connections gone", func() bool { return tg.Holds(lorisGood) })
+	WaitFor(t, tg.Timeout, "the slowloris connections gone", func() bool { return tg.Holds(lorisGood) })
 	perConn := (held.Heap - base.Heap) / int64(size.conns)
 	t.Logf("%d slowloris conns, a byte each per %v of trickling, for %v (%d bytes); heap %d B per slowloris conn",
 		size.conns, size.interval, size.duration, sent, perConn)
@@ -146,7 +146,7 @@ func BenchSlowloris(b *testing.B, tg LorisTarget, trickling bool) {
 	size := lorisCI
 	good := DialMany(b, tg.Addr, lorisGood, tg.Timeout)
 	loris := DialMany(b, tg.Addr, size.conns, tg.Timeout)
-	waitFor(b, tg.Timeout, "every slowloris connection held", func() bool { return tg.Holds(lorisGood + size.conns) })
+	WaitFor(b, tg.Timeout, "every slowloris connection held", func() bool { return tg.Holds(lorisGood + size.conns) })
 	tr := faulttest.StartTrickle(loris, size.interval, tg.Timeout)
 	tr.Paused.Store(!trickling)
 	faulttest.BenchLineTrips(b, good, tg.Timeout)

@@ -10,10 +10,10 @@ import (
 // (GALE_LONG=1); by default they run at a size CI affords.
 func long() bool { return os.Getenv("GALE_LONG") == "1" }
 
-// waitFor polls cond every millisecond until it holds, and fails t if it
+// WaitFor polls cond every millisecond until it holds, and fails t if it
 // does not within timeout. It is for states no event announces (a
-// server's counters).
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+// server's counters). Call it from t's goroutine.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
