@@ -92,6 +92,24 @@ func etEcho(c *engine.Conn, in *engine.Inbound) engine.Action {
 	return engine.None
 }
 
+// etDrainEvents empties ch until the returned function is called, for a test
+// whose events outnumber what ch holds and which does not look at them.
+func etDrainEvents[T any](ch chan T) (stop func()) {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-ch:
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
 func etReport[T any](h *etHandler, ch chan T, v T) {
 	select {
 	case ch <- v:
