@@ -49,6 +49,7 @@ func TestGCConn(t *testing.T) { backendtest.Run(t, testGCConn) }
 func testGCConn(t *testing.T) {
 	for _, n := range rawAddrs {
 		t.Run(n.network, func(t *testing.T) {
+			backendtest.NeedNetwork(t, n.network)
 			w := newWatcher(t, aio.Config{})
 			col := collect(t, w)
 			peer := delegateAndDrop(t, w, col, n.network, n.addr(t))

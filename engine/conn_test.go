@@ -474,7 +474,7 @@ func testAddrsAfterClose(t *testing.T) {
 func TestAbort(t *testing.T) { backendtest.Run(t, testAbort) }
 
 func testAbort(t *testing.T) {
-	backendtest.SkipUnderWine(t, "a close with SO_LINGER 0 ends the stream with FIN, not RST (checked: the peer reads EOF where Linux reads ECONNRESET)")
+	backendtest.SkipUnderWine(t, backendtest.LingerFIN)
 	h := etNewHandler()
 	_, c, peer := etServe(t, h, engine.Options{Loops: 1, WriteHighWater: 8 << 20, MaxWriteBuffer: 8 << 20}, "tcp")
 	etSmallReadBuffer(peer)

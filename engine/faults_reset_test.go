@@ -30,7 +30,7 @@ const etResetBig = 32 << 20
 func TestResetDuringRead(t *testing.T) { backendtest.Run(t, testResetDuringRead) }
 
 func testResetDuringRead(t *testing.T) {
-	backendtest.SkipUnderWine(t, "a close with SO_LINGER 0 ends the stream with FIN, not RST (checked: the peer reads EOF where Linux reads ECONNRESET)")
+	backendtest.SkipUnderWine(t, backendtest.LingerFIN)
 	ev := etResetCase(t, func(t *testing.T, c *engine.Conn) {})
 	var oe *net.OpError
 	if !errors.Is(ev.err, syscall.ECONNRESET) || !errors.As(ev.err, &oe) || oe.Op != "read" {

@@ -90,6 +90,7 @@ func startEngine(t *testing.T, h *handler, o engine.Options) *engine.Engine {
 // socket file in a short-named directory (socket paths are limited to
 // about 100 bytes).
 func addr(t *testing.T, network string) string {
+	backendtest.NeedNetwork(t, network)
 	if network != "unix" {
 		return "127.0.0.1:0"
 	}
@@ -603,6 +604,7 @@ func testMoveErrors(t *testing.T) {
 		expect(t, peer, "still served")
 	})
 	t.Run("FromEngine UDP", func(t *testing.T) {
+		backendtest.NeedNetwork(t, "udp")
 		if _, err := e.Listen("udp", "127.0.0.1:0"); err != nil {
 			t.Fatal(err)
 		}

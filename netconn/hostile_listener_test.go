@@ -22,6 +22,7 @@ func eachListener(t *testing.T, f func(t *testing.T, ln net.Listener)) {
 	backendtest.Run(t, func(t *testing.T) {
 		for _, network := range streamNetworks {
 			t.Run(network, func(t *testing.T) {
+				backendtest.NeedNetwork(t, network)
 				addr := "127.0.0.1:0"
 				if network == "unix" {
 					addr = filepath.Join(backendtest.TempDir(t), "s")
@@ -247,6 +248,7 @@ func TestListenerAddr(t *testing.T) {
 // TestUnixListenerRemovesFile: Close removes a Unix listener's socket
 // file, as package net's does.
 func TestUnixListenerRemovesFile(t *testing.T) {
+	backendtest.NeedNetwork(t, "unix")
 	backendtest.Run(t, func(t *testing.T) {
 		path := filepath.Join(backendtest.TempDir(t), "s")
 		ln, err := netconn.Listen("unix", path)

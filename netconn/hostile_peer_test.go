@@ -114,6 +114,7 @@ func resetPair(t *testing.T) (a, b *netconn.Conn) {
 // with ECONNRESET and Write with ECONNRESET or EPIPE, whether the call was
 // parked when it came or started after; none hangs. TCP only.
 func TestPeerReset(t *testing.T) {
+	backendtest.SkipUnderWine(t, backendtest.LingerFIN)
 	backendtest.Run(t, func(t *testing.T) {
 		t.Run("read-after", func(t *testing.T) {
 			a, b := resetPair(t)

@@ -50,6 +50,7 @@ func eachStream(t *testing.T, f func(t *testing.T, a, b *netconn.Conn)) {
 // connPair connects two netconn conns: a dialed, b accepted.
 func connPair(t *testing.T, network string) (a, b *netconn.Conn) {
 	t.Helper()
+	backendtest.NeedNetwork(t, network)
 	addr := "127.0.0.1:0"
 	if network == "unix" {
 		addr = filepath.Join(backendtest.TempDir(t), "s")

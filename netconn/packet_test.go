@@ -23,6 +23,7 @@ func eachPacket(t *testing.T, f func(t *testing.T, p, q net.PacketConn)) {
 	backendtest.Run(t, func(t *testing.T) {
 		for _, network := range packetNetworks {
 			t.Run(network, func(t *testing.T) {
+				backendtest.NeedNetwork(t, network)
 				dir := backendtest.TempDir(t)
 				listen := func(name string) net.PacketConn {
 					addr := "127.0.0.1:0"
@@ -250,6 +251,7 @@ func TestPacketClose(t *testing.T) {
 // TestPacketDial: Dial("udp") gives a connected conn whose Read and Write
 // exchange datagrams with its peer, a netconn or a package net one.
 func TestPacketDial(t *testing.T) {
+	backendtest.NeedNetwork(t, "udp")
 	backendtest.Run(t, func(t *testing.T) {
 		for _, tc := range []struct {
 			name   string
@@ -315,6 +317,7 @@ func TestPacketDial(t *testing.T) {
 // learns it from ICMP, as package net's does: the Read parked at that
 // moment, or the next one, fails with ECONNREFUSED instead of waiting.
 func TestPacketDialRefused(t *testing.T) {
+	backendtest.NeedNetwork(t, "udp")
 	backendtest.Run(t, func(t *testing.T) {
 		for _, parked := range []bool{false, true} {
 			t.Run(fmt.Sprintf("parked=%v", parked), func(t *testing.T) {

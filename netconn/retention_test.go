@@ -78,6 +78,7 @@ func exchange(t *testing.T, a, b *netconn.Conn) {
 // closedConn makes a pair, has use act on it, closes both and returns a
 // weak pointer to the dialed conn, which nothing of the test holds.
 func closedConn(t *testing.T, network string, use func(t *testing.T, a, b *netconn.Conn)) weak.Pointer[netconn.Conn] {
+	backendtest.NeedNetwork(t, network)
 	addr := "127.0.0.1:0"
 	if network == "unix" {
 		addr = filepath.Join(backendtest.TempDir(t), "s")

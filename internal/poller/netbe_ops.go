@@ -7,6 +7,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/galeio/gale/internal/sock"
 )
 
 // Submission. Every method runs on the loop goroutine; an operation
@@ -198,7 +200,7 @@ func netErrno(err error) syscall.Errno {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return syscall.ECANCELED
 	case errors.As(err, &en):
-		return portableErrno(en)
+		return sock.PortableErrno(en)
 	case errors.Is(err, net.ErrClosed):
 		return syscall.EBADF
 	case errors.Is(err, io.EOF):

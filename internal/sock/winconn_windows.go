@@ -54,26 +54,26 @@ func tcpAddr(sa windows.Sockaddr) net.Addr {
 	return nil
 }
 
-// wait parks until s is ready (in: readable), the deadline in dl passes,
-// or the conn closes.
-func wait(s windows.Handle, closed *atomic.Bool, in bool, dl *atomic.Int64) error {
-	for slice := firstSlice; ; slice = min(2*slice, maxSlice) {
-		if closed.Load() {
-			return net.ErrClosed
-		}
-		ms := slice
-		if d := dl.Load(); d != 0 {
-			left := time.Until(time.Unix(0, d))
-			if left <= 0 {
-				return os.ErrDeadlineExceeded
-			}
-			ms = min(ms, int(left/time.Millisecond)+1)
-		}
-		ok, err := sockPoll(s, in, ms)
-		if err != nil || ok {
-			return err
-		}
+// wait parks until s is ready (in: readable), one slice passes, the
+// deadline in dl passes, or the conn closes; *slice is the slice in
+// milliseconds, doubled for the next wait up to maxSlice. The caller
+// retries its call after every slice: Windows' shutdown(SD_RECEIVE) does
+// not make a socket readable, but the recv that follows it fails.
+func wait(s windows.Handle, closed *atomic.Bool, in bool, dl *atomic.Int64, slice *int) error {
+	if closed.Load() {
+		return net.ErrClosed
 	}
+	ms := max(*slice, firstSlice)
+	*slice = min(2*ms, maxSlice)
+	if d := dl.Load(); d != 0 {
+		left := time.Until(time.Unix(0, d))
+		if left <= 0 {
+			return os.ErrDeadlineExceeded
+		}
+		ms = min(ms, int(left/time.Millisecond)+1)
+	}
+	_, err := sockPoll(s, in, ms)
+	return err
 }
 
 func (c *winConn) opError(op string, err error) error {
@@ -87,7 +87,7 @@ func (c *winConn) Read(p []byte) (int, error) {
 	if c.closed.Load() {
 		return 0, c.opError("read", net.ErrClosed)
 	}
-	for {
+	for slice := 0; ; {
 		n, e := sockRead(c.s, p)
 		switch {
 		case e == 0 && n == 0 && len(p) > 0:
@@ -97,7 +97,7 @@ func (c *winConn) Read(p []byte) (int, error) {
 		case e != syscall.EAGAIN:
 			return 0, c.opError("read", os.NewSyscallError("recv", e))
 		}
-		if err := wait(c.s, &c.closed, true, &c.rdl); err != nil {
+		if err := wait(c.s, &c.closed, true, &c.rdl, &slice); err != nil {
 			return 0, c.opError("read", err)
 		}
 	}
@@ -108,7 +108,7 @@ func (c *winConn) Write(p []byte) (int, error) {
 		return 0, c.opError("write", net.ErrClosed)
 	}
 	done := 0
-	for done < len(p) {
+	for slice := 0; done < len(p); {
 		n, e := sockWrite(c.s, p[done:])
 		done += n
 		switch {
@@ -117,7 +117,7 @@ func (c *winConn) Write(p []byte) (int, error) {
 		case e != syscall.EAGAIN:
 			return done, c.opError("write", os.NewSyscallError("send", e))
 		}
-		if err := wait(c.s, &c.closed, false, &c.wdl); err != nil {
+		if err := wait(c.s, &c.closed, false, &c.wdl, &slice); err != nil {
 			return done, c.opError("write", err)
 		}
 	}
@@ -181,8 +181,8 @@ func (r winRaw) Read(f func(fd uintptr) bool) error  { return r.loop(f, true, r.
 func (r winRaw) Write(f func(fd uintptr) bool) error { return r.loop(f, false, r.wdl) }
 
 func (r winRaw) loop(f func(fd uintptr) bool, in bool, dl *atomic.Int64) error {
-	for !f(uintptr(r.s)) {
-		if err := wait(r.s, r.closed, in, dl); err != nil {
+	for slice := 0; !f(uintptr(r.s)); {
+		if err := wait(r.s, r.closed, in, dl, &slice); err != nil {
 			return err
 		}
 	}
@@ -206,7 +206,7 @@ func newWinListener(s windows.Handle) *winListener {
 }
 
 func (l *winListener) Accept() (net.Conn, error) {
-	for {
+	for slice := 0; ; {
 		ns, e := sockAccept(l.s)
 		switch {
 		case e == 0:
@@ -214,7 +214,7 @@ func (l *winListener) Accept() (net.Conn, error) {
 		case e != syscall.EAGAIN:
 			return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.addr, Err: os.NewSyscallError("accept", e)}
 		}
-		if err := wait(l.s, &l.closed, true, &l.dl); err != nil {
+		if err := wait(l.s, &l.closed, true, &l.dl, &slice); err != nil {
 			return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.addr, Err: err}
 		}
 	}

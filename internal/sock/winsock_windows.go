@@ -85,17 +85,14 @@ func ioctlValue(s windows.Handle, cmd uint32, arg uint32) (uint32, error) {
 	return arg, nil
 }
 
-// winErrno maps what a non-blocking call failed with to the errno the
-// layers test: WSAEWOULDBLOCK is EAGAIN.
+// winErrno maps what a call failed with to the errno the layers test
+// (PortableErrno: WSAEWOULDBLOCK is EAGAIN, WSAECONNRESET ECONNRESET).
 func winErrno(e error) syscall.Errno {
 	en, ok := e.(syscall.Errno)
-	switch {
-	case !ok:
+	if !ok {
 		return syscall.EIO
-	case en == windows.WSAEWOULDBLOCK:
-		return syscall.EAGAIN
 	}
-	return en
+	return PortableErrno(en)
 }
 
 // sockRead is a non-blocking recv(2) of s into p.
@@ -105,6 +102,9 @@ func sockRead(s windows.Handle, p []byte) (int, syscall.Errno) {
 	}
 	r, _, e := procRecv.Call(uintptr(s), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
 	if failed(r) {
+		if e == windows.WSAESHUTDOWN {
+			return 0, 0 // shut for receiving: the end of the stream, as on Unix
+		}
 		return 0, winErrno(e)
 	}
 	return int(r), 0

@@ -1,27 +1,30 @@
-package poller
+package sock
 
 import "syscall"
 
-// winsock maps the Winsock and Win32 errors package net returns on
-// Windows to the errnos the layers above test for (syscall's Windows
-// constants for them are numbers of Go's own, not Winsock's).
+// winsock maps the Winsock and Win32 errors of socket calls on Windows
+// (gale's own and package net's) to the errnos the layers above test for:
+// syscall's Windows constants for them (ECONNRESET, EPIPE, ...) are
+// numbers of Go's own, not Winsock's.
 var winsock = map[syscall.Errno]syscall.Errno{
 	64:    syscall.ECONNRESET,   // ERROR_NETNAME_DELETED: the peer reset
 	995:   syscall.ECANCELED,    // ERROR_OPERATION_ABORTED
 	1236:  syscall.ECONNABORTED, // ERROR_CONNECTION_ABORTED
 	10024: syscall.EMFILE,       // WSAEMFILE
+	10035: syscall.EAGAIN,       // WSAEWOULDBLOCK
 	10053: syscall.ECONNABORTED, // WSAECONNABORTED
 	10054: syscall.ECONNRESET,   // WSAECONNRESET
 	10055: syscall.ENOBUFS,      // WSAENOBUFS
 	10057: syscall.ENOTCONN,     // WSAENOTCONN
-	10058: syscall.EPIPE,        // WSAESHUTDOWN: a write after CloseWrite
+	10058: syscall.EPIPE,        // WSAESHUTDOWN: a send after CloseWrite
 	10060: syscall.ETIMEDOUT,    // WSAETIMEDOUT
 	10061: syscall.ECONNREFUSED, // WSAECONNREFUSED
 	10065: syscall.EHOSTUNREACH, // WSAEHOSTUNREACH
 }
 
-// portableErrno returns the errno the layers above know for en.
-func portableErrno(en syscall.Errno) syscall.Errno {
+// PortableErrno returns the errno the layers above know for en: on
+// Windows the Unix-named errno of a Winsock error, elsewhere en.
+func PortableErrno(en syscall.Errno) syscall.Errno {
 	if p, ok := winsock[en]; ok {
 		return p
 	}
