@@ -11,10 +11,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// A blocking call on a socket waits in WSAPoll slices, so that a deadline
-// set or a Close made meanwhile ends it within a slice: the first slice is
-// short and each next one twice as long, up to maxSlice, so that an idle
-// connection's goroutine wakes ten times a second, not fifty.
+// A blocking call on a socket waits for the poll hub in slices, so that a
+// deadline set or a Close made meanwhile ends it within a slice: the
+// first slice is short and each next one twice as long, up to maxSlice,
+// so that an idle connection's goroutine wakes ten times a second, not
+// fifty.
 const (
 	firstSlice = 1   // milliseconds
 	maxSlice   = 100 // milliseconds
@@ -72,8 +73,7 @@ func wait(s windows.Handle, closed *atomic.Bool, in bool, dl *atomic.Int64, slic
 		}
 		ms = min(ms, int(left/time.Millisecond)+1)
 	}
-	_, err := sockPoll(s, in, ms)
-	return err
+	return hubWait(s, in, time.Duration(ms)*time.Millisecond)
 }
 
 func (c *winConn) opError(op string, err error) error {

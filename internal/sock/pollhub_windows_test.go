@@ -1,0 +1,86 @@
+package sock
+
+import (
+	"io"
+	"net"
+	"runtime/pprof"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestPollHub parks a Read on each of hubConns winConns at once, then
+// wakes them one by one with a byte from their peers: every Read returns
+// its byte, and the process made far fewer threads than there were
+// parked Reads (a WSAPoll per parked call held a thread each).
+func TestPollHub(t *testing.T) {
+	const hubConns = 300
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	threads0 := pprof.Lookup("threadcreate").Count()
+	conns, peers := make([]*winConn, hubConns), make([]net.Conn, hubConns)
+	for i := range conns {
+		conns[i], peers[i] = hubPair(t, ln)
+	}
+	var wg sync.WaitGroup
+	got := make(chan error, hubConns)
+	for _, c := range conns {
+		wg.Go(func() {
+			buf := make([]byte, 1)
+			if _, err := io.ReadFull(c, buf); err != nil {
+				got <- err
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond) // every Read parks
+	for _, p := range peers {
+		p.Write([]byte{1})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the parked Reads did not all return within 30 s")
+	}
+	close(got)
+	for err := range got {
+		t.Errorf("Read = %v", err)
+	}
+	if n := pprof.Lookup("threadcreate").Count() - threads0; n > hubConns/4 {
+		t.Errorf("%d threads made for %d parked Reads, want far fewer", n, hubConns)
+	}
+	for i := range conns {
+		conns[i].Close()
+		peers[i].Close()
+	}
+}
+
+// hubPair returns a winConn over a duplicate of a connection to ln, and
+// its peer.
+func hubPair(t *testing.T, ln net.Listener) (*winConn, net.Conn) {
+	t.Helper()
+	peerc := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		peerc <- c
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	peer := <-peerc
+	if peer == nil {
+		t.Fatal("accept failed")
+	}
+	s, err := dupSocket(c.(syscall.Conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newWinConn(s), peer
+}
