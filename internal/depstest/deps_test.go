@@ -32,7 +32,7 @@ var policy = map[string][]string{
 	"internal/testkit/benchtest": {},
 	// backendtest runs a test once per backend this machine has: tests
 	// only.
-	"internal/testkit/backendtest": {"internal/poller"},
+	"internal/testkit/backendtest": {"internal/poller", "internal/sock"},
 	// faulttest injects system-call failures through internal/sock's
 	// hook: tests only.
 	"internal/testkit/faulttest": {"internal/poller", "internal/sock"},
@@ -41,7 +41,7 @@ var policy = map[string][]string{
 	"internal/testkit/floodtest": {"internal/testkit/leaktest"},
 	// stresstest is the client side of the stress tests aio and engine
 	// share (churn, slowloris, hostile clients, fault storms): tests only.
-	"internal/testkit/stresstest": {"internal/testkit/faulttest", "internal/testkit/leaktest"},
+	"internal/testkit/stresstest": {"internal/testkit/backendtest", "internal/testkit/faulttest", "internal/testkit/leaktest"},
 	// benchrun is galebench's machinery, shared by cmd/galebench and the
 	// bench module: a program in all but name, it runs gale's public APIs
 	// as echo servers. It lives in internal/tools, not under
@@ -96,8 +96,8 @@ var programDirs = []string{"bench", "cmd", "examples"}
 var publicAPIs = []string{"aio", "backend", "engine", "netconn", "http1", "websocket"}
 
 // sockExternal is all internal/sock may import from outside the standard
-// library.
-var sockExternal = []string{"golang.org/x/sys/unix"}
+// library: the system calls of Unix and of Windows.
+var sockExternal = []string{"golang.org/x/sys/unix", "golang.org/x/sys/windows"}
 
 // coreModules are the only modules besides the standard library and gale
 // itself that the core may depend on.

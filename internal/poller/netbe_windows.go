@@ -10,8 +10,8 @@ import (
 // canWrap reports that the net backend can take sockets here.
 func canWrap() error { return nil }
 
-// wrapFD gives the backend a socket of its own for fd (a duplicate), as
-// a listener or a connection; fd stays the caller's.
+// wrapFD gives the backend a view of socket fd, as a listener or a
+// connection; fd stays the caller's (the view's Close leaves it open).
 func wrapFD(fd int, stream bool) (netWrap, syscall.Errno) {
 	v, err := sock.Wrap(fd)
 	if err != nil {
@@ -30,9 +30,13 @@ func wrapFD(fd int, stream bool) (netWrap, syscall.Errno) {
 // optSnapshot has nothing to keep here.
 type optSnapshot struct{}
 
-// connFD returns a socket of the caller's for an accepted connection
-// (a duplicate) and closes c.
+// connFD returns the socket of an accepted connection, the caller's
+// from now on, and closes c: the socket a view's Accept made itself, or
+// else a duplicate.
 func connFD(c net.Conn, _ optSnapshot) (int, error) {
+	if fd, ok := sock.TakeConn(c); ok {
+		return fd, nil
+	}
 	defer c.Close()
 	sc, ok := c.(syscall.Conn)
 	if !ok {

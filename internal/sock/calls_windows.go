@@ -70,22 +70,31 @@ func FileConn(fd int) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newWinConn(windows.Handle(nfd)), nil
+	return newWinConn(windows.Handle(nfd), true), nil
 }
 
-// Wrap returns package net's view of a duplicate of socket fd, a
-// listener if it listens, a connection otherwise, for the net backend;
-// fd stays the caller's.
+// Wrap returns a view of socket fd as package net's types, a listener if
+// it listens, a connection otherwise, for the net backend. fd stays the
+// caller's: the view's Close ends the calls waiting on it but leaves fd
+// open, and the caller closes fd once they have returned.
 func Wrap(fd int) (any, error) {
-	nfd, err := Dup(fd)
-	if err != nil {
-		return nil, err
-	}
-	s := windows.Handle(nfd)
+	s := windows.Handle(fd)
 	if v, err := windows.GetsockoptInt(s, windows.SOL_SOCKET, soAcceptConn); err == nil && v != 0 {
-		return newWinListener(s), nil
+		return newWinListener(s, false), nil
 	}
-	return newWinConn(s), nil
+	return newWinConn(s, false), nil
+}
+
+// TakeConn returns the socket of c, a connection a view of Wrap's
+// accepted, and closes c without closing the socket, which is the
+// caller's from now on. It reports false for any other c.
+func TakeConn(c net.Conn) (int, bool) {
+	wc, ok := c.(*winConn)
+	if !ok || !wc.own {
+		return -1, false
+	}
+	s, ok := wc.take()
+	return int(s), ok
 }
 
 const (

@@ -69,9 +69,12 @@ func hubWait(s windows.Handle, in bool, d time.Duration) error {
 
 // start makes the wake pair and runs the hub's goroutine.
 func (h *pollHub) start() {
-	h.waiters = make(map[*pollWaiter]struct{})
-	h.wakeR, h.wakeW, h.err = wakePair()
-	if h.err == nil {
+	r, w, err := wakePair()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.wakeR, h.wakeW, h.err = r, w, err
+	if err == nil {
+		h.waiters = make(map[*pollWaiter]struct{})
 		go h.run()
 	}
 }
@@ -108,8 +111,35 @@ func wakePair() (r, w windows.Handle, err error) {
 func (h *pollHub) add(w *pollWaiter) {
 	h.mu.Lock()
 	h.waiters[w] = struct{}{}
-	wake := !h.woken
+	wake := h.wake()
+	h.mu.Unlock()
+	if wake {
+		sockWrite(h.wakeW, []byte{0})
+	}
+}
+
+// wake reports whether the caller must interrupt the hub's poll, and
+// records that an interruption is on its way. h.mu is held.
+func (h *pollHub) wake() bool {
+	w := !h.woken
 	h.woken = true
+	return w
+}
+
+// dropSocket wakes every call waiting on s (the caller checks why) and
+// takes s out of the hub's poll, before s is closed: a poll over a
+// closed socket fails for every socket in it.
+func (h *pollHub) dropSocket(s windows.Handle) {
+	h.mu.Lock()
+	found := false
+	for w := range h.waiters {
+		if w.s == s {
+			delete(h.waiters, w)
+			w.ready <- struct{}{}
+			found = true
+		}
+	}
+	wake := found && h.wake()
 	h.mu.Unlock()
 	if wake {
 		sockWrite(h.wakeW, []byte{0})

@@ -82,5 +82,5 @@ func hubPair(t *testing.T, ln net.Listener) (*winConn, net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newWinConn(s), peer
+	return newWinConn(s, true), peer
 }

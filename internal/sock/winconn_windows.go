@@ -21,20 +21,22 @@ const (
 	maxSlice   = 100 // milliseconds
 )
 
-// winConn is a net.Conn over a socket of its own (a duplicate), for the
-// net backend's blocking calls and for FileConn. Its calls wait in
-// WSAPoll slices, so deadlines and Close end them; safe for concurrent
-// use as a net.Conn is.
+// winConn is a net.Conn over a socket, for the net backend's blocking
+// calls (a view of the caller's socket, which it does not own) and for
+// FileConn (a duplicate of its own). Its calls wait for the poll hub in
+// slices, so deadlines and Close end them; safe for concurrent use as a
+// net.Conn is.
 type winConn struct {
 	s            windows.Handle
+	own          bool // Close closes s
 	closed       atomic.Bool
 	rdl, wdl     atomic.Int64 // deadlines in Unix nanoseconds; 0: none
 	laddr, raddr net.Addr
 }
 
-// newWinConn wraps socket s, which it owns from now on.
-func newWinConn(s windows.Handle) *winConn {
-	c := &winConn{s: s}
+// newWinConn wraps socket s; with own, it owns s from now on.
+func newWinConn(s windows.Handle, own bool) *winConn {
+	c := &winConn{s: s, own: own}
 	if sa, err := windows.Getsockname(s); err == nil {
 		c.laddr = tcpAddr(sa)
 	}
@@ -124,11 +126,28 @@ func (c *winConn) Write(p []byte) (int, error) {
 	return done, nil
 }
 
+// Close ends the calls waiting on c at once, and closes its socket if
+// c owns it.
 func (c *winConn) Close() error {
 	if c.closed.Swap(true) {
 		return c.opError("close", net.ErrClosed)
 	}
+	hub.dropSocket(c.s)
+	if !c.own {
+		return nil
+	}
 	return windows.Closesocket(c.s)
+}
+
+// take hands c's socket to the caller, who owns it from now on, and
+// closes c; it reports false if c was closed.
+func (c *winConn) take() (windows.Handle, bool) {
+	if c.closed.Swap(true) {
+		return windows.InvalidHandle, false
+	}
+	hub.dropSocket(c.s)
+	c.own = false
+	return c.s, true
 }
 
 // CloseWrite shuts the sending side down.
@@ -192,13 +211,14 @@ func (r winRaw) loop(f func(fd uintptr) bool, in bool, dl *atomic.Int64) error {
 // winListener is a net.Listener over a listening socket of its own.
 type winListener struct {
 	s      windows.Handle
+	own    bool // Close closes s
 	closed atomic.Bool
 	dl     atomic.Int64
 	addr   net.Addr
 }
 
-func newWinListener(s windows.Handle) *winListener {
-	l := &winListener{s: s}
+func newWinListener(s windows.Handle, own bool) *winListener {
+	l := &winListener{s: s, own: own}
 	if sa, err := windows.Getsockname(s); err == nil {
 		l.addr = tcpAddr(sa)
 	}
@@ -210,7 +230,7 @@ func (l *winListener) Accept() (net.Conn, error) {
 		ns, e := sockAccept(l.s)
 		switch {
 		case e == 0:
-			return newWinConn(ns), nil
+			return newWinConn(ns, true), nil
 		case e != syscall.EAGAIN:
 			return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.addr, Err: os.NewSyscallError("accept", e)}
 		}
@@ -223,6 +243,10 @@ func (l *winListener) Accept() (net.Conn, error) {
 func (l *winListener) Close() error {
 	if l.closed.Swap(true) {
 		return net.ErrClosed
+	}
+	hub.dropSocket(l.s)
+	if !l.own {
+		return nil
 	}
 	return windows.Closesocket(l.s)
 }

@@ -155,5 +155,6 @@ func sockAccept(s windows.Handle) (windows.Handle, syscall.Errno) {
 		windows.Closesocket(ns)
 		return windows.InvalidHandle, syscall.EIO
 	}
+	windows.SetHandleInformation(ns, windows.HANDLE_FLAG_INHERIT, 0) // close-on-exec
 	return ns, 0
 }

@@ -40,7 +40,7 @@ const LingerFIN = "a close with SO_LINGER 0 ends the stream with FIN, not RST"
 // (why names it), so that a Windows machine still runs it.
 func SkipUnderWine(t testing.TB, why string) {
 	t.Helper()
-	if underWine() {
+	if UnderWine() {
 		t.Skip("Wine 8: " + why)
 	}
 }

@@ -2,5 +2,5 @@
 
 package backendtest
 
-// underWine reports false: Wine runs Windows programs only.
-func underWine() bool { return false }
+// UnderWine reports false: Wine runs Windows programs only.
+func UnderWine() bool { return false }

@@ -2,9 +2,9 @@ package backendtest
 
 import "syscall"
 
-// underWine reports whether the program runs under Wine, whose ntdll
+// UnderWine reports whether the program runs under Wine, whose ntdll
 // exports wine_get_version (Windows' does not).
-func underWine() bool {
+func UnderWine() bool {
 	d, err := syscall.LoadDLL("ntdll.dll")
 	if err != nil {
 		return false
