@@ -221,7 +221,4 @@ func Unacked(fd int) (int, bool) { return 0, false }
 
 // Readable reports whether socket fd has input, an end or an error to
 // read now.
-func Readable(fd int) bool {
-	ok, _ := sockPoll(windows.Handle(fd), true, 0)
-	return ok
-}
+func Readable(fd int) bool { return sockPeek(windows.Handle(fd)) }

@@ -46,11 +46,11 @@ var (
 )
 
 // hubWait waits until s is ready (in: readable, else writable), or for d
-// at most; it reports nothing about which: the caller retries its call.
-func hubWait(s windows.Handle, in bool, d time.Duration) error {
+// at most, and reports whether it saw s ready (or dropped by dropSocket).
+func hubWait(s windows.Handle, in bool, d time.Duration) (bool, error) {
 	hubOnce.Do(hub.start)
 	if hub.err != nil {
-		return hub.err
+		return false, hub.err
 	}
 	w := &pollWaiter{s: s, events: pollWrNorm, ready: make(chan struct{}, 1)}
 	if in {
@@ -61,10 +61,11 @@ func hubWait(s windows.Handle, in bool, d time.Duration) error {
 	defer t.Stop()
 	select {
 	case <-w.ready:
+		return true, nil
 	case <-t.C:
 		hub.drop(w)
+		return false, nil
 	}
-	return nil
 }
 
 // start makes the wake pair and runs the hub's goroutine.

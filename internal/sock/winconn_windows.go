@@ -58,20 +58,21 @@ func tcpAddr(sa windows.Sockaddr) net.Addr {
 }
 
 // wait parks until s is ready (in: readable), one slice passes, the
-// deadline in dl passes, or the conn closes; *slice is the slice in
-// milliseconds, doubled for the next wait up to maxSlice. The caller
-// retries its call after every slice: Windows' shutdown(SD_RECEIVE) does
-// not make a socket readable, but the recv that follows it fails.
-func wait(s windows.Handle, closed *atomic.Bool, in bool, dl *atomic.Int64, slice *int) error {
+// deadline in dl passes, or the conn closes, and reports whether s was
+// ready; *slice is the slice in milliseconds, doubled for the next wait
+// up to maxSlice. The caller retries its call after every slice:
+// Windows' shutdown(SD_RECEIVE) does not make a socket readable, but the
+// recv that follows it fails.
+func wait(s windows.Handle, closed *atomic.Bool, in bool, dl *atomic.Int64, slice *int) (bool, error) {
 	if closed.Load() {
-		return net.ErrClosed
+		return false, net.ErrClosed
 	}
 	ms := max(*slice, firstSlice)
 	*slice = min(2*ms, maxSlice)
 	if d := dl.Load(); d != 0 {
 		left := time.Until(time.Unix(0, d))
 		if left <= 0 {
-			return os.ErrDeadlineExceeded
+			return false, os.ErrDeadlineExceeded
 		}
 		ms = min(ms, int(left/time.Millisecond)+1)
 	}
@@ -99,7 +100,7 @@ func (c *winConn) Read(p []byte) (int, error) {
 		case e != syscall.EAGAIN:
 			return 0, c.opError("read", os.NewSyscallError("recv", e))
 		}
-		if err := wait(c.s, &c.closed, true, &c.rdl, &slice); err != nil {
+		if _, err := wait(c.s, &c.closed, true, &c.rdl, &slice); err != nil {
 			return 0, c.opError("read", err)
 		}
 	}
@@ -119,7 +120,7 @@ func (c *winConn) Write(p []byte) (int, error) {
 		case e != syscall.EAGAIN:
 			return done, c.opError("write", os.NewSyscallError("send", e))
 		}
-		if err := wait(c.s, &c.closed, false, &c.wdl, &slice); err != nil {
+		if _, err := wait(c.s, &c.closed, false, &c.wdl, &slice); err != nil {
 			return done, c.opError("write", err)
 		}
 	}
@@ -199,10 +200,19 @@ func (r winRaw) Control(f func(fd uintptr)) error {
 func (r winRaw) Read(f func(fd uintptr) bool) error  { return r.loop(f, true, r.rdl) }
 func (r winRaw) Write(f func(fd uintptr) bool) error { return r.loop(f, false, r.wdl) }
 
+// loop calls f until it reports done, waiting between calls until the
+// socket is ready: a slice that passes without readiness is not, unless
+// a peek finds the receiving side shut (which WSAPoll does not report).
 func (r winRaw) loop(f func(fd uintptr) bool, in bool, dl *atomic.Int64) error {
 	for slice := 0; !f(uintptr(r.s)); {
-		if err := wait(r.s, r.closed, in, dl, &slice); err != nil {
-			return err
+		for {
+			ready, err := wait(r.s, r.closed, in, dl, &slice)
+			if err != nil {
+				return err
+			}
+			if ready || in && sockPeek(r.s) {
+				break
+			}
 		}
 	}
 	return nil
@@ -234,7 +244,7 @@ func (l *winListener) Accept() (net.Conn, error) {
 		case e != syscall.EAGAIN:
 			return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.addr, Err: os.NewSyscallError("accept", e)}
 		}
-		if err := wait(l.s, &l.closed, true, &l.dl, &slice); err != nil {
+		if _, err := wait(l.s, &l.closed, true, &l.dl, &slice); err != nil {
 			return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.addr, Err: err}
 		}
 	}

@@ -23,6 +23,7 @@ var (
 	wsaFlagNoInh  = uint32(0x80) // WSA_FLAG_NO_HANDLE_INHERIT: close-on-exec
 	fionbio       = uint32(0x8004667e)
 	fionread      = uint32(0x4004667f)
+	msgPeek       = uintptr(0x2) // MSG_PEEK
 	pollRdNorm    = int16(0x0100)
 	pollWrNorm    = int16(0x0010)
 	pollHupErrNva = int16(0x0002 | 0x0001 | 0x0004)
@@ -120,6 +121,14 @@ func sockWrite(s windows.Handle, p []byte) (int, syscall.Errno) {
 		return 0, winErrno(e)
 	}
 	return int(r), 0
+}
+
+// sockPeek reports whether a recv on s would not wait: it has bytes, an
+// end of stream, an error, or its receiving side shut.
+func sockPeek(s windows.Handle) bool {
+	var b [1]byte
+	r, _, e := procRecv.Call(uintptr(s), uintptr(unsafe.Pointer(&b[0])), 1, msgPeek)
+	return !failed(r) || winErrno(e) != syscall.EAGAIN
 }
 
 // sockUnread returns how many bytes s holds unread (FIONREAD).
