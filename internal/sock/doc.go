@@ -8,12 +8,19 @@
 //
 // # Platforms
 //
-// The calls are Unix's (the files named _unix, _linux and _other). On
-// systems without them (Windows, js/wasm, wasip1: the _stub files) the
-// package has the same functions and types, so that its callers build
-// everywhere, but every call on a descriptor, Close included, fails with
+// On Unix the calls are the system's (the files named _unix, _linux and
+// _other). On Windows (the _windows files) a descriptor is a SOCKET of
+// gale's own: DupConn duplicates the caller's with WSADuplicateSocket,
+// as dup(2) does, and the calls are Winsock's on it, non-blocking, with
+// the Winsock errors mapped to the errnos the layers test
+// (PortableErrno). Wrap gives the net backend a net.Conn or net.Listener
+// over a socket (winConn, winListener), whose blocking calls wait for
+// one poll hub goroutine (WSAPoll over every waiting socket) in slices,
+// so that deadlines and Close end them. On WebAssembly (js/wasm,
+// wasip1: the _stub files and table.go) a descriptor is an entry in a
+// table of package net's objects, which DupConn enters and Close
+// closes; the calls act on the object, and those without one fail with
 // an error matching [errors.ErrUnsupported] (syscall.ENOSYS where the
-// result is a bare errno). IsStream reports true, SetAffinity only locks
-// the thread and SetLingerZero does nothing; FD, OpError and the address
-// conversions work. [Sockaddr] is then a net.Addr, as poller.Sockaddr is.
+// result is a bare errno). [Sockaddr] is then a net.Addr, as
+// poller.Sockaddr is.
 package sock

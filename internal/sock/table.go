@@ -15,7 +15,7 @@ import (
 // socket types (a *tls.Conn, a net.Pipe end).
 var ErrNoSyscallConn = errors.New("connection does not implement syscall.Conn")
 
-// Without Unix descriptors (Windows, WebAssembly), package net's objects
+// Without socket descriptors (WebAssembly), package net's objects
 // stand in for them: a descriptor is a number in this table, naming the
 // net.Conn, net.Listener or net.PacketConn it was made for. Dup and
 // DupConn of an object already in the table share its entry, as dup(2)

@@ -78,7 +78,7 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 		ch.Stop()
 		return result{}, err
 	}
-	cpu0, err := procfs.CPU(ch.PID())
+	cpu0, err := ch.CPU()
 	if err != nil {
 		ch.Stop()
 		return result{}, err
@@ -100,7 +100,7 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 		r.ctxsw = sw1 - sw0
 		r.syscalls, serr = sc.stop()
 	}
-	cpu1, cerr := procfs.CPU(ch.PID())
+	cpu1, cerr := ch.CPU()
 	rss, rerr := procfs.PeakRSS(ch.PID())
 	if err == nil {
 		err = ch.atPeak() // not reached by the scenario: profile at the end

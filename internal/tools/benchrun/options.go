@@ -25,6 +25,11 @@ type Options struct {
 	// Syscalls counts each server's system calls during a measurement
 	// (with perf stat; see syscallCounter).
 	Syscalls bool
+	// Wine, if set, is a Windows build of this command: each server runs
+	// as it under wine, in the prefix WINEPREFIX names, and its CPU adds
+	// the prefix's wineserver's, which makes the system calls of Wine's
+	// processes (see wine.go).
+	Wine string
 	// Out, if set, is a directory that receives results.jsonl, report.md
 	// and the charts.
 	Out      string
@@ -104,6 +109,7 @@ func bindFlags(fs *flag.FlagSet, cfg Config) *cli {
 	fs.IntVar(&o.Reps, "reps", def.reps, "repetitions, interleaved across servers; medians are reported")
 	fs.BoolVar(&o.Pin, "pin", false, "pin each server to CPU 0 and the load generator to the other CPUs")
 	fs.BoolVar(&o.Syscalls, "syscalls", false, "count each server's system calls per message (Linux; needs perf and the right to trace)")
+	fs.StringVar(&o.Wine, "wine", "", "run each server as `EXE`, a Windows build of this command, under wine (its CPU includes the prefix's wineserver's)")
 	fs.StringVar(&o.Out, "out", "", "directory for results.jsonl, report.md and SVG charts (none if empty)")
 	fs.BoolVar(&c.report, "report", false, "only re-render report.md and the charts from -out's results.jsonl")
 	return c

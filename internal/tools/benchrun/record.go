@@ -24,6 +24,7 @@ type Meta struct {
 	Duration   string            `json:"duration"` // of each measurement
 	Reps       int               `json:"reps"`
 	Pin        bool              `json:"pin"`
+	Wine       string            `json:"wine,omitempty"` // the servers ran under Wine: its version
 	Servers    []string          `json:"servers"`
 	Gale       []string          `json:"gale"`  // which servers are gale's
 	Notes      map[string]string `json:"notes"` // server: how it is written

@@ -147,6 +147,9 @@ func (v *reportView) mdHeader(b *strings.Builder) {
 	fmt.Fprintf(b, "- **Machine:** %s, %d cores, %s, %s, GOMAXPROCS=%s\n",
 		orDash(m.Machine), m.CPUs, orDash(m.Kernel), orDash(m.GoVersion), orDash(m.GOMAXPROCS))
 	fmt.Fprintf(b, "- **Measurement:** %s per measurement, %d repetitions, pinned: %s\n", orDash(m.Duration), m.Reps, pinned)
+	if m.Wine != "" {
+		fmt.Fprintf(b, "- **Servers under Wine** (%s): Windows builds, each in its own Linux process; server CPU includes the wineserver's. Wine is not Windows: compare the servers with each other, not with figures of other runs\n", m.Wine)
+	}
 	fmt.Fprintf(b, "- **Command:**\n\n```\n%s\n```\n\n", m.Command)
 	b.WriteString("Figures are medians of interleaved repetitions; min–max in brackets. ")
 	b.WriteString("↑ means higher is better, ↓ lower is better; the best of each row is in bold.\n\n")

@@ -194,6 +194,9 @@ func newMeta(o Options, servers []Server) Meta {
 		Duration: o.Duration.String(), Reps: o.Reps, Pin: o.Pin,
 		Notes: map[string]string{},
 	}
+	if o.Wine != "" {
+		m.Wine = wineVersion()
+	}
 	for _, s := range servers {
 		m.Servers = append(m.Servers, s.Name)
 		if s.Gale {

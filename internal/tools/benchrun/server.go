@@ -15,6 +15,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
+
+	"github.com/galeio/gale/internal/tools/procfs"
 )
 
 // childOptions are the child's flags.
@@ -121,6 +124,7 @@ func writeHeapProfile(path string) error {
 // methods are for one goroutine at a time.
 type Child struct {
 	cmd     *exec.Cmd
+	wine    int // the wineserver's PID, for a child under Wine; 0 otherwise
 	addr    string
 	in      io.WriteCloser
 	out     *bufio.Reader
@@ -130,7 +134,7 @@ type Child struct {
 // StartChild starts server s in a child process, without profiling, and
 // returns once it accepts connections.
 func StartChild(s Server) (*Child, error) {
-	return startChild(s, []string{"-serve", s.Name}, false)
+	return startChild(s, []string{"-serve", s.Name}, false, "")
 }
 
 // startServer starts s in a child process for case c.
@@ -155,15 +159,18 @@ func startServer(s Server, c Case, o Options) (*Child, error) {
 			}
 		}
 	}
-	return startChild(s, args, s.Gale && o.MemProfile != "")
+	return startChild(s, args, s.Gale && o.MemProfile != "", o.Wine)
 }
 
-// startChild runs this binary with args and reads the address the server
-// prints once it accepts.
-func startChild(s Server, args []string, profile bool) (*Child, error) {
+// startChild runs this binary with args, or the Windows build wine under
+// wine, and reads the address the server prints once it accepts.
+func startChild(s Server, args []string, profile bool, wine string) (*Child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
+	}
+	if wine != "" {
+		exe, args = "wine", append([]string{wine}, args...)
 	}
 	cmd := exec.Command(exe, args...)
 	tail := &tailWriter{}
@@ -187,6 +194,12 @@ func startChild(s Server, args []string, profile bool) (*Child, error) {
 		return nil, fmt.Errorf("server %s did not start: %w; it said: %q", s.Name, err, tail.String())
 	}
 	ch.addr = strings.TrimSpace(line)
+	if wine != "" {
+		if ch.wine, err = wineServer(); err != nil {
+			ch.Stop()
+			return nil, err
+		}
+	}
 	return ch, nil
 }
 
@@ -200,8 +213,20 @@ func profilePath(path, server string, c Case) string {
 // Addr is the address the server accepts on, such as 127.0.0.1:41234.
 func (ch *Child) Addr() string { return ch.addr }
 
-// PID is the child's process ID, for /proc.
+// PID is the child's process ID, for /proc. Under Wine it is the Linux
+// process the Windows program runs in (wine execs into it).
 func (ch *Child) PID() int { return ch.cmd.Process.Pid }
+
+// CPU returns the CPU time the server has used: the child's, and under
+// Wine its wineserver's besides.
+func (ch *Child) CPU() (time.Duration, error) {
+	d, err := procfs.CPU(ch.PID())
+	if err != nil || ch.wine == 0 {
+		return d, err
+	}
+	w, err := procfs.CPU(ch.wine)
+	return d + w, err
+}
 
 // atPeak is called by a scenario when the server holds the most: with
 // -memprofile the child writes its heap profile then.
