@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
@@ -115,25 +114,32 @@ func Read(fd int, p []byte) (int, syscall.Errno) { return sockRead(windows.Handl
 func Write(fd int, p []byte) (int, syscall.Errno) { return sockWrite(windows.Handle(fd), p) }
 
 // Writev sends the buffers of iov in order, as far as the socket takes
-// them without waiting.
+// them without waiting: one WSASend gathers them, as writev(2) does.
 func Writev(fd int, iov []Iovec) (int, syscall.Errno) {
-	total := 0
+	var bufs [maxWSABufs]windows.WSABuf
+	n := 0
 	for _, v := range iov {
 		if v.Len == 0 {
 			continue
 		}
-		p := unsafe.Slice(v.Base, v.Len)
-		n, e := Write(fd, p)
-		total += n
-		if e != 0 || n < len(p) {
-			if total > 0 {
-				return total, 0
-			}
-			return 0, e
+		if n == len(bufs) {
+			break // the rest goes with the next call, as with IOV_MAX
 		}
+		bufs[n] = windows.WSABuf{Len: uint32(min(v.Len, 1<<30)), Buf: v.Base}
+		n++
 	}
-	return total, 0
+	if n == 0 {
+		return 0, 0
+	}
+	var sent uint32
+	if err := windows.WSASend(windows.Handle(fd), &bufs[0], uint32(n), &sent, 0, nil, nil); err != nil {
+		return 0, winErrno(err)
+	}
+	return int(sent), 0
 }
+
+// maxWSABufs bounds the buffers one Writev sends.
+const maxWSABufs = 64
 
 // Shutdown shuts down one direction of socket fd.
 func Shutdown(fd, how int) error { return windows.Shutdown(windows.Handle(fd), how) }

@@ -112,3 +112,33 @@ func TestWinsockDupListener(t *testing.T) {
 		t.Fatalf("the client read %q, %v", b, err)
 	}
 }
+
+// TestWinsockWritev sends three buffers, one of them empty, with one
+// Writev: the peer reads them in order.
+func TestWinsockWritev(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, peer := hubPair(t, ln)
+	defer c.Close()
+	defer peer.Close()
+	parts := [][]byte{[]byte("one "), nil, []byte("two")}
+	var iov []Iovec
+	for _, p := range parts {
+		v := Iovec{Len: uint64(len(p))}
+		if len(p) > 0 {
+			v.Base = &p[0]
+		}
+		iov = append(iov, v)
+	}
+	if n, e := Writev(int(c.s), iov); n != 7 || e != 0 {
+		t.Fatalf("Writev = %d, %v; want 7, 0", n, e)
+	}
+	peer.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 7)
+	if _, err := io.ReadFull(peer, buf); err != nil || string(buf) != "one two" {
+		t.Fatalf("peer read %q, %v; want %q", buf, err, "one two")
+	}
+}
