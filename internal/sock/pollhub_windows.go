@@ -20,14 +20,27 @@ import (
 // interrupt it). A caller that registers interrupts its WSAPoll so that
 // the next one includes the new socket; interruptions coalesce.
 
-// pollWaiter is one blocked call's registration: its socket and the
-// event it waits for. The hub sends on ready when the socket is ready,
-// and drops the registration; the caller drops it itself when it stops
-// waiting first.
+// pollWaiter is one direction of a socket's blocking calls, registered
+// with the hub while a call waits on it: its socket, the event it waits
+// for, and where the hub signals. A registration stays while its calls
+// time out and retry (the slices of winConn's waits), so an idle socket
+// costs the hub nothing after its first wait; the hub drops it when it
+// signals. Its fields after ready belong to the hub (h.mu).
 type pollWaiter struct {
 	s      windows.Handle
 	events int16
-	ready  chan struct{} // capacity 1
+	ready  chan struct{} // capacity 1: a signal not yet taken
+	queued bool          // in the hub's set
+}
+
+// newPollWaiter returns the registration of s for readability (in) or
+// writability.
+func newPollWaiter(s windows.Handle, in bool) pollWaiter {
+	w := pollWaiter{s: s, events: pollWrNorm, ready: make(chan struct{}, 1)}
+	if in {
+		w.events = pollRdNorm
+	}
+	return w
 }
 
 // pollHub is the process's WSAPoll goroutine and its registrations.
@@ -45,26 +58,60 @@ var (
 	hubOnce sync.Once
 )
 
-// hubWait waits until s is ready (in: readable, else writable), or for d
-// at most, and reports whether it saw s ready (or dropped by dropSocket).
-func hubWait(s windows.Handle, in bool, d time.Duration) (bool, error) {
-	hubOnce.Do(hub.start)
-	if hub.err != nil {
-		return false, hub.err
+// wait waits until w's socket is ready, w is kicked, or d passes, and
+// reports whether it was signalled (the caller retries its call either
+// way).
+func (h *pollHub) wait(w *pollWaiter, d time.Duration) (bool, error) {
+	hubOnce.Do(h.start)
+	if h.err != nil {
+		return false, h.err
 	}
-	w := &pollWaiter{s: s, events: pollWrNorm, ready: make(chan struct{}, 1)}
-	if in {
-		w.events = pollRdNorm
+	h.mu.Lock()
+	wake := false
+	if !w.queued {
+		h.waiters[w] = struct{}{}
+		w.queued = true
+		wake = h.wake()
 	}
-	hub.add(w)
+	h.mu.Unlock()
+	if wake {
+		sockWrite(h.wakeW, []byte{0})
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-w.ready:
 		return true, nil
 	case <-t.C:
-		hub.drop(w)
 		return false, nil
+	}
+}
+
+// kick signals w's calls, so that they look again at their deadline or
+// their conn's state, and takes w out of the hub's next poll, before its
+// socket is closed: a poll over a closed socket fails for every socket
+// in it.
+func (h *pollHub) kick(w *pollWaiter) {
+	h.mu.Lock()
+	wake := false
+	if w.queued {
+		delete(h.waiters, w)
+		w.queued = false
+		wake = h.wake()
+	}
+	h.notify(w)
+	h.mu.Unlock()
+	if wake {
+		sockWrite(h.wakeW, []byte{0})
+	}
+}
+
+// notify leaves a signal for w's call, unless one is there. h.mu is
+// held.
+func (h *pollHub) notify(w *pollWaiter) {
+	select {
+	case w.ready <- struct{}{}:
+	default:
 	}
 }
 
@@ -107,52 +154,12 @@ func wakePair() (r, w windows.Handle, err error) {
 	return r, w, nil
 }
 
-// add registers w and interrupts the hub's poll, unless an interruption
-// is already on its way.
-func (h *pollHub) add(w *pollWaiter) {
-	h.mu.Lock()
-	h.waiters[w] = struct{}{}
-	wake := h.wake()
-	h.mu.Unlock()
-	if wake {
-		sockWrite(h.wakeW, []byte{0})
-	}
-}
-
 // wake reports whether the caller must interrupt the hub's poll, and
 // records that an interruption is on its way. h.mu is held.
 func (h *pollHub) wake() bool {
 	w := !h.woken
 	h.woken = true
 	return w
-}
-
-// dropSocket wakes every call waiting on s (the caller checks why) and
-// takes s out of the hub's poll, before s is closed: a poll over a
-// closed socket fails for every socket in it.
-func (h *pollHub) dropSocket(s windows.Handle) {
-	h.mu.Lock()
-	found := false
-	for w := range h.waiters {
-		if w.s == s {
-			delete(h.waiters, w)
-			w.ready <- struct{}{}
-			found = true
-		}
-	}
-	wake := found && h.wake()
-	h.mu.Unlock()
-	if wake {
-		sockWrite(h.wakeW, []byte{0})
-	}
-}
-
-// drop unregisters w. A socket polled meanwhile only costs a spurious
-// ready, which nobody receives.
-func (h *pollHub) drop(w *pollWaiter) {
-	h.mu.Lock()
-	delete(h.waiters, w)
-	h.mu.Unlock()
 }
 
 // run polls for ever: the wake socket and every registered socket.
@@ -203,10 +210,10 @@ func (h *pollHub) signal(fds []wsaPollFD, ws []*pollWaiter) {
 		if fd.revents&(fd.events|pollHupErrNva) == 0 {
 			continue
 		}
-		w := ws[i]
-		if _, ok := h.waiters[w]; ok {
+		if w := ws[i]; w.queued {
 			delete(h.waiters, w)
-			w.ready <- struct{}{}
+			w.queued = false
+			h.notify(w)
 		}
 	}
 }

@@ -11,32 +11,62 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// A blocking call on a socket waits for the poll hub in slices, so that a
-// deadline set or a Close made meanwhile ends it within a slice: the
-// first slice is short and each next one twice as long, up to maxSlice,
-// so that an idle connection's goroutine wakes ten times a second, not
-// fifty.
-const (
-	firstSlice = 1   // milliseconds
-	maxSlice   = 100 // milliseconds
-)
+// slice bounds each wait of a blocking call for the poll hub: the call
+// then looks again at its socket, which sees a receiving side shut by
+// another handle of the socket (Windows' shutdown(SD_RECEIVE) does not
+// make a socket readable; the recv after it fails). Close and new
+// deadlines wake the waits at once (side.kick).
+const slice = 200 * time.Millisecond
+
+// side is one direction of a socket's blocking calls: its deadline and
+// its registration with the poll hub.
+type side struct {
+	dl atomic.Int64 // Unix nanoseconds; 0: none
+	w  pollWaiter
+}
+
+// wait parks until the socket is ready, a slice passes, the deadline
+// passes, the side is kicked or closed is set, and reports whether it
+// was signalled; the caller retries its call.
+func (sd *side) wait(closed *atomic.Bool) (bool, error) {
+	if closed.Load() {
+		return false, net.ErrClosed
+	}
+	d := slice
+	if dl := sd.dl.Load(); dl != 0 {
+		left := time.Until(time.Unix(0, dl))
+		if left <= 0 {
+			return false, os.ErrDeadlineExceeded
+		}
+		d = min(d, left)
+	}
+	return hub.wait(&sd.w, d)
+}
+
+// setDeadline sets the side's deadline and wakes its waiting call.
+func (sd *side) setDeadline(t time.Time) {
+	sd.dl.Store(nanos(t))
+	hub.kick(&sd.w)
+}
 
 // winConn is a net.Conn over a socket, for the net backend's blocking
 // calls (a view of the caller's socket, which it does not own) and for
-// FileConn (a duplicate of its own). Its calls wait for the poll hub in
-// slices, so deadlines and Close end them; safe for concurrent use as a
-// net.Conn is.
+// FileConn (a duplicate of its own). Its calls wait for the poll hub, and
+// deadlines and Close end them; safe for concurrent use as a net.Conn
+// is.
 type winConn struct {
 	s            windows.Handle
 	own          bool // Close closes s
 	closed       atomic.Bool
-	rdl, wdl     atomic.Int64 // deadlines in Unix nanoseconds; 0: none
+	rd, wr       side
 	laddr, raddr net.Addr
 }
 
 // newWinConn wraps socket s; with own, it owns s from now on.
 func newWinConn(s windows.Handle, own bool) *winConn {
 	c := &winConn{s: s, own: own}
+	c.rd.w = newPollWaiter(s, true)
+	c.wr.w = newPollWaiter(s, false)
 	if sa, err := windows.Getsockname(s); err == nil {
 		c.laddr = tcpAddr(sa)
 	}
@@ -57,28 +87,6 @@ func tcpAddr(sa windows.Sockaddr) net.Addr {
 	return nil
 }
 
-// wait parks until s is ready (in: readable), one slice passes, the
-// deadline in dl passes, or the conn closes, and reports whether s was
-// ready; *slice is the slice in milliseconds, doubled for the next wait
-// up to maxSlice. The caller retries its call after every slice:
-// Windows' shutdown(SD_RECEIVE) does not make a socket readable, but the
-// recv that follows it fails.
-func wait(s windows.Handle, closed *atomic.Bool, in bool, dl *atomic.Int64, slice *int) (bool, error) {
-	if closed.Load() {
-		return false, net.ErrClosed
-	}
-	ms := max(*slice, firstSlice)
-	*slice = min(2*ms, maxSlice)
-	if d := dl.Load(); d != 0 {
-		left := time.Until(time.Unix(0, d))
-		if left <= 0 {
-			return false, os.ErrDeadlineExceeded
-		}
-		ms = min(ms, int(left/time.Millisecond)+1)
-	}
-	return hubWait(s, in, time.Duration(ms)*time.Millisecond)
-}
-
 func (c *winConn) opError(op string, err error) error {
 	if err == nil || err == io.EOF {
 		return err
@@ -87,10 +95,10 @@ func (c *winConn) opError(op string, err error) error {
 }
 
 func (c *winConn) Read(p []byte) (int, error) {
-	if c.closed.Load() {
-		return 0, c.opError("read", net.ErrClosed)
-	}
-	for slice := 0; ; {
+	for {
+		if c.closed.Load() {
+			return 0, c.opError("read", net.ErrClosed)
+		}
 		n, e := sockRead(c.s, p)
 		switch {
 		case e == 0 && n == 0 && len(p) > 0:
@@ -100,18 +108,18 @@ func (c *winConn) Read(p []byte) (int, error) {
 		case e != syscall.EAGAIN:
 			return 0, c.opError("read", os.NewSyscallError("recv", e))
 		}
-		if _, err := wait(c.s, &c.closed, true, &c.rdl, &slice); err != nil {
+		if _, err := c.rd.wait(&c.closed); err != nil {
 			return 0, c.opError("read", err)
 		}
 	}
 }
 
 func (c *winConn) Write(p []byte) (int, error) {
-	if c.closed.Load() {
-		return 0, c.opError("write", net.ErrClosed)
-	}
 	done := 0
-	for slice := 0; done < len(p); {
+	for done < len(p) {
+		if c.closed.Load() {
+			return done, c.opError("write", net.ErrClosed)
+		}
 		n, e := sockWrite(c.s, p[done:])
 		done += n
 		switch {
@@ -120,7 +128,7 @@ func (c *winConn) Write(p []byte) (int, error) {
 		case e != syscall.EAGAIN:
 			return done, c.opError("write", os.NewSyscallError("send", e))
 		}
-		if _, err := wait(c.s, &c.closed, false, &c.wdl, &slice); err != nil {
+		if _, err := c.wr.wait(&c.closed); err != nil {
 			return done, c.opError("write", err)
 		}
 	}
@@ -133,7 +141,8 @@ func (c *winConn) Close() error {
 	if c.closed.Swap(true) {
 		return c.opError("close", net.ErrClosed)
 	}
-	hub.dropSocket(c.s)
+	hub.kick(&c.rd.w)
+	hub.kick(&c.wr.w)
 	if !c.own {
 		return nil
 	}
@@ -146,7 +155,8 @@ func (c *winConn) take() (windows.Handle, bool) {
 	if c.closed.Swap(true) {
 		return windows.InvalidHandle, false
 	}
-	hub.dropSocket(c.s)
+	hub.kick(&c.rd.w)
+	hub.kick(&c.wr.w)
 	c.own = false
 	return c.s, true
 }
@@ -165,8 +175,8 @@ func (c *winConn) SetDeadline(t time.Time) error {
 	return c.SetWriteDeadline(t)
 }
 
-func (c *winConn) SetReadDeadline(t time.Time) error  { c.rdl.Store(nanos(t)); return nil }
-func (c *winConn) SetWriteDeadline(t time.Time) error { c.wdl.Store(nanos(t)); return nil }
+func (c *winConn) SetReadDeadline(t time.Time) error  { c.rd.setDeadline(t); return nil }
+func (c *winConn) SetWriteDeadline(t time.Time) error { c.wr.setDeadline(t); return nil }
 
 // nanos is t in Unix nanoseconds, 0 for the zero time (no deadline).
 func nanos(t time.Time) int64 {
@@ -179,14 +189,14 @@ func nanos(t time.Time) int64 {
 // SyscallConn gives the socket, for DupConn and the net backend's wait
 // for readability.
 func (c *winConn) SyscallConn() (syscall.RawConn, error) {
-	return winRaw{c.s, &c.closed, &c.rdl, &c.wdl}, nil
+	return winRaw{c.s, &c.closed, &c.rd, &c.wr}, nil
 }
 
 // winRaw is a socket's syscall.RawConn.
 type winRaw struct {
-	s        windows.Handle
-	closed   *atomic.Bool
-	rdl, wdl *atomic.Int64
+	s      windows.Handle
+	closed *atomic.Bool
+	rd, wr *side
 }
 
 func (r winRaw) Control(f func(fd uintptr)) error {
@@ -197,38 +207,46 @@ func (r winRaw) Control(f func(fd uintptr)) error {
 	return nil
 }
 
-func (r winRaw) Read(f func(fd uintptr) bool) error  { return r.loop(f, true, r.rdl) }
-func (r winRaw) Write(f func(fd uintptr) bool) error { return r.loop(f, false, r.wdl) }
+func (r winRaw) Read(f func(fd uintptr) bool) error  { return r.loop(f, r.rd, true) }
+func (r winRaw) Write(f func(fd uintptr) bool) error { return r.loop(f, r.wr, false) }
 
 // loop calls f until it reports done, waiting between calls until the
-// socket is ready: a slice that passes without readiness is not, unless
-// a peek finds the receiving side shut (which WSAPoll does not report).
-func (r winRaw) loop(f func(fd uintptr) bool, in bool, dl *atomic.Int64) error {
-	for slice := 0; !f(uintptr(r.s)); {
+// socket is ready. For reading, a peek decides after every wake: a kick
+// (a deadline set, a Close) is no readiness, and a receiving side shut
+// is, which WSAPoll does not report.
+func (r winRaw) loop(f func(fd uintptr) bool, sd *side, in bool) error {
+	for {
+		if r.closed.Load() {
+			return net.ErrClosed
+		}
+		if f(uintptr(r.s)) {
+			return nil
+		}
 		for {
-			ready, err := wait(r.s, r.closed, in, dl, &slice)
+			ready, err := sd.wait(r.closed)
 			if err != nil {
 				return err
 			}
-			if ready || in && sockPeek(r.s) {
+			if in && sockPeek(r.s) || !in && ready {
 				break
 			}
 		}
 	}
-	return nil
 }
 
-// winListener is a net.Listener over a listening socket of its own.
+// winListener is a net.Listener over a listening socket: a view of the
+// caller's, for the net backend. Its Accept waits for the poll hub.
 type winListener struct {
 	s      windows.Handle
 	own    bool // Close closes s
 	closed atomic.Bool
-	dl     atomic.Int64
+	acc    side
 	addr   net.Addr
 }
 
 func newWinListener(s windows.Handle, own bool) *winListener {
 	l := &winListener{s: s, own: own}
+	l.acc.w = newPollWaiter(s, true)
 	if sa, err := windows.Getsockname(s); err == nil {
 		l.addr = tcpAddr(sa)
 	}
@@ -236,7 +254,10 @@ func newWinListener(s windows.Handle, own bool) *winListener {
 }
 
 func (l *winListener) Accept() (net.Conn, error) {
-	for slice := 0; ; {
+	for {
+		if l.closed.Load() {
+			return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.addr, Err: net.ErrClosed}
+		}
 		ns, e := sockAccept(l.s)
 		switch {
 		case e == 0:
@@ -244,7 +265,7 @@ func (l *winListener) Accept() (net.Conn, error) {
 		case e != syscall.EAGAIN:
 			return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.addr, Err: os.NewSyscallError("accept", e)}
 		}
-		if _, err := wait(l.s, &l.closed, true, &l.dl, &slice); err != nil {
+		if _, err := l.acc.wait(&l.closed); err != nil {
 			return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.addr, Err: err}
 		}
 	}
@@ -254,7 +275,7 @@ func (l *winListener) Close() error {
 	if l.closed.Swap(true) {
 		return net.ErrClosed
 	}
-	hub.dropSocket(l.s)
+	hub.kick(&l.acc.w)
 	if !l.own {
 		return nil
 	}
@@ -264,9 +285,8 @@ func (l *winListener) Close() error {
 func (l *winListener) Addr() net.Addr { return l.addr }
 
 // SetDeadline bounds Accept.
-func (l *winListener) SetDeadline(t time.Time) error { l.dl.Store(nanos(t)); return nil }
+func (l *winListener) SetDeadline(t time.Time) error { l.acc.setDeadline(t); return nil }
 
 func (l *winListener) SyscallConn() (syscall.RawConn, error) {
-	var wdl atomic.Int64
-	return winRaw{l.s, &l.closed, &l.dl, &wdl}, nil
+	return winRaw{l.s, &l.closed, &l.acc, &l.acc}, nil
 }
