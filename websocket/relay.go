@@ -13,6 +13,12 @@ import (
 // other). input is what was read from tc already; it goes first. When
 // either side ends, the other is shut down, and everything is closed once
 // both copies are over.
+// halfConn is the relay's end of the pair: a stream it can half-close.
+type halfConn interface {
+	net.Conn
+	CloseWrite() error
+}
+
 func relay(tc *tls.Conn, input []byte) (net.Conn, error) {
 	inner, outer, err := socketPair()
 	if err != nil {

@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package websocket
 
@@ -9,6 +9,6 @@ import (
 
 // socketPair fails with an error matching errors.ErrUnsupported: there
 // is no socketpair(2) here, and no engine to adopt an end either.
-func socketPair() (inner net.Conn, outer *net.UnixConn, err error) {
+func socketPair() (inner net.Conn, outer halfConn, err error) {
 	return nil, nil, errors.ErrUnsupported
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // socketPair returns the two ends of a connected Unix stream socket pair.
-func socketPair() (inner net.Conn, outer *net.UnixConn, err error) {
+func socketPair() (inner net.Conn, outer halfConn, err error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		return nil, nil, os.NewSyscallError("socketpair", err)
