@@ -203,6 +203,8 @@ func netErrno(err error) syscall.Errno {
 		return sock.PortableErrno(en)
 	case errors.Is(err, net.ErrClosed):
 		return syscall.EBADF
+	case errors.Is(err, errors.ErrUnsupported):
+		return syscall.ENOSYS
 	case errors.Is(err, io.EOF):
 		return 0
 	}

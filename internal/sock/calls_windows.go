@@ -2,6 +2,7 @@ package sock
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -16,6 +17,10 @@ import (
 // calls below are Winsock's on it, non-blocking (EAGAIN for
 // WSAEWOULDBLOCK). The net backend waits on its own duplicates through
 // winConn and winListener.
+
+// errDatagram is Wrap's error for a datagram socket, which the net
+// backend does not serve on Windows.
+var errDatagram = fmt.Errorf("sock: datagram sockets are not served on windows: %w", errors.ErrUnsupported)
 
 // ErrNoSyscallConn reports a connection that does not expose its socket
 // through syscall.Conn (a *tls.Conn, a net.Pipe end).
@@ -78,6 +83,9 @@ func FileConn(fd int) (net.Conn, error) {
 // open, and the caller closes fd once they have returned.
 func Wrap(fd int) (any, error) {
 	s := windows.Handle(fd)
+	if !IsStream(fd) {
+		return nil, errDatagram
+	}
 	if v, err := windows.GetsockoptInt(s, windows.SOL_SOCKET, soAcceptConn); err == nil && v != 0 {
 		return newWinListener(s, false), nil
 	}

@@ -1,6 +1,7 @@
 package sock
 
 import (
+	"errors"
 	"io"
 	"net"
 	"syscall"
@@ -140,5 +141,19 @@ func TestWinsockWritev(t *testing.T) {
 	buf := make([]byte, 7)
 	if _, err := io.ReadFull(peer, buf); err != nil || string(buf) != "one two" {
 		t.Fatalf("peer read %q, %v; want %q", buf, err, "one two")
+	}
+}
+
+// TestWrapDatagram: Wrap refuses a datagram socket, which the net
+// backend does not serve on Windows, with an error matching
+// errors.ErrUnsupported.
+func TestWrapDatagram(t *testing.T) {
+	s, err := windows.Socket(windows.AF_INET, windows.SOCK_DGRAM, windows.IPPROTO_UDP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer windows.Closesocket(s)
+	if v, err := Wrap(int(s)); v != nil || !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("Wrap(a UDP socket) = %v, %v; want nil, errors.ErrUnsupported", v, err)
 	}
 }
