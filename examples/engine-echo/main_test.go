@@ -3,13 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"github.com/galeio/gale/internal/testkit/leaktest"
 	"io"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/testkit/leaktest"
 
 	"github.com/galeio/gale/engine"
 )
@@ -123,6 +125,9 @@ func echoClient(addr string, id int) error {
 func startServer(t *testing.T, opts engine.Options) (*engine.Engine, net.Addr) {
 	t.Helper()
 	e, addr, err := serve("127.0.0.1:0", opts)
+	if opts.ReusePort && errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("no SO_REUSEPORT here: %v", err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

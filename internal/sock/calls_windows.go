@@ -202,8 +202,12 @@ func SetsockoptInt(fd int, o Opt, v int) error {
 	case SndBuf:
 		return windows.SetsockoptInt(s, windows.SOL_SOCKET, windows.SO_SNDBUF, v)
 	}
-	return errUnsupported // SO_REUSEPORT: Windows has none
+	return errNoReusePort
 }
+
+// errNoReusePort is SetsockoptInt's error for ReusePort: Windows has no
+// SO_REUSEPORT (its SO_REUSEADDR lets a second socket steal the port).
+var errNoReusePort = fmt.Errorf("sock: SO_REUSEPORT: no such option on windows: %w", errors.ErrUnsupported)
 
 // SetLinger sets socket fd's SO_LINGER to sec seconds (negative: off).
 func SetLinger(fd, sec int) error {
@@ -230,8 +234,10 @@ func SetLingerZero(fd int) { SetLinger(fd, 0) }
 // Unread returns how many bytes socket fd holds unread (FIONREAD).
 func Unread(fd int) (int, bool) { return sockUnread(windows.Handle(fd)) }
 
-// Unacked reports that it does not know what the peer has not taken.
-func Unacked(fd int) (int, bool) { return 0, false }
+// Unacked returns how many bytes socket fd sent that its peer has not
+// acknowledged, and false where the system does not say
+// (WSAIoctl(SIO_TCP_INFO): Windows 10 1703 and later; not under Wine 8).
+func Unacked(fd int) (int, bool) { return sockUnacked(windows.Handle(fd)) }
 
 // Readable reports whether socket fd has input, an end or an error to
 // read now.

@@ -131,6 +131,48 @@ func sockPeek(s windows.Handle) bool {
 	return !failed(r) || winErrno(e) != syscall.EAGAIN
 }
 
+// tcpInfoV0 is TCP_INFO_v0, what WSAIoctl(SIO_TCP_INFO) fills.
+type tcpInfoV0 struct {
+	state             int32
+	mss               uint32
+	connectionTimeMs  uint64
+	timestampsEnabled uint8
+	rttUs             uint32
+	minRttUs          uint32
+	bytesInFlight     uint32
+	cwnd              uint32
+	sndWnd            uint32
+	rcvWnd            uint32
+	rcvBuf            uint32
+	bytesOut          uint64
+	bytesIn           uint64
+	bytesReordered    uint32
+	bytesRetrans      uint32
+	fastRetrans       uint32
+	dupAcksIn         uint32
+	timeoutEpisodes   uint32
+	synRetrans        uint8
+}
+
+// sioTCPInfo is SIO_TCP_INFO (Windows 10 1703 and later).
+const sioTCPInfo = 0xd8000027
+
+// sockUnacked returns how many bytes s sent that its peer has not
+// acknowledged (TCP_INFO_v0's BytesInFlight), where the system says.
+func sockUnacked(s windows.Handle) (int, bool) {
+	var (
+		version uint32
+		info    tcpInfoV0
+		got     uint32
+	)
+	err := windows.WSAIoctl(s, sioTCPInfo, (*byte)(unsafe.Pointer(&version)), uint32(unsafe.Sizeof(version)),
+		(*byte)(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), &got, nil, 0)
+	if err != nil || got < uint32(unsafe.Offsetof(info.cwnd)) {
+		return 0, false
+	}
+	return int(info.bytesInFlight), true
+}
+
 // sockUnread returns how many bytes s holds unread (FIONREAD).
 func sockUnread(s windows.Handle) (int, bool) {
 	n, err := ioctlValue(s, fionread, 0)

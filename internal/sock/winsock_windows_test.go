@@ -157,3 +157,23 @@ func TestWrapDatagram(t *testing.T) {
 		t.Fatalf("Wrap(a UDP socket) = %v, %v; want nil, errors.ErrUnsupported", v, err)
 	}
 }
+
+// TestUnacked: a connection with nothing in flight has nothing unacked,
+// where the system says (SIO_TCP_INFO; Wine 8 does not).
+func TestUnacked(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, peer := hubPair(t, ln)
+	defer c.Close()
+	defer peer.Close()
+	n, ok := Unacked(int(c.s))
+	if !ok {
+		t.Skip("no WSAIoctl(SIO_TCP_INFO) here (Wine 8 lacks it)")
+	}
+	if n != 0 {
+		t.Errorf("Unacked = %d on an idle connection, want 0", n)
+	}
+}
