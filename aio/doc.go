@@ -143,8 +143,8 @@
 //
 // A conn is delegated by duplicating its descriptor, so one without a
 // descriptor (a *tls.Conn, a net.Pipe end) fails with [ErrUnsupported],
-// as does every conn on Windows and WebAssembly, where gale cannot take
-// one yet. aio moves
+// as does every conn on WebAssembly, where there are no sockets to
+// duplicate, and a UDP conn on Windows. aio moves
 // bytes only: it does not accept connections (the caller's listener does,
 // as with gaio) and has no TLS; package engine serves both on the same
 // loops. Order holds per conn and direction only (see Order and
@@ -157,7 +157,10 @@
 // on package net (which skips the few that test what it lacks);
 // [backend.Auto] is epoll for aio (package backend's table says why). On
 // macOS and the BSDs Auto is kqueue, which builds and vets
-// (.ci/crossbuild) but no machine of ours runs yet. On Windows and WebAssembly the package builds and a Watcher
-// opens on the net backend, but no conn can be delegated there (see
-// Limitations).
+// (.ci/crossbuild) but no machine of ours runs yet. On Windows Auto is
+// the net backend, over gale's own duplicate of the conn's socket
+// (WSADuplicateSocket), and the tests run under Wine in CI
+// (.ci/wine/run; docs/windows.md says what Wine lacks). On WebAssembly
+// the package builds and a Watcher opens, but no conn can be delegated
+// (see Limitations).
 package aio

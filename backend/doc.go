@@ -51,7 +51,8 @@
 //   - GALE_BACKEND is one setting for the whole process: it overrides
 //     every engine's, Watcher's and listener's choice alike.
 //   - Kqueue builds and vets but runs on no machine of ours yet.
-//   - On Windows and WebAssembly the loops open on Net, but no connection
-//     can be registered there yet: registering fails with an error
-//     matching errors.ErrUnsupported.
+//   - On Windows the loops serve TCP on Net (tested under Wine,
+//     docs/windows.md); UDP fails there with an error matching
+//     errors.ErrUnsupported. On WebAssembly the loops open on Net, but
+//     no connection can be registered: registering fails so.
 package backend

@@ -187,16 +187,18 @@
 // back with [Conn.Execute]. [Engine.Adopt] needs a connection that exposes its descriptor
 // (syscall.Conn): a *tls.Conn is refused, so adopt the raw connection
 // with [Adoption.TLS] instead. A TLS connection cannot leave its loop:
-// [Conn.Detach] refuses it with errors.ErrUnsupported. On Windows and WebAssembly there are
-// no descriptors to hand the loops yet: Listen, Dial and Adopt fail with
-// errors.ErrUnsupported. The net backend ([backend.Net]) costs a goroutine per
-// operation in flight and is the slowest.
+// [Conn.Detach] refuses it with errors.ErrUnsupported. On Windows, UDP
+// and [Options.ReusePort] fail with errors.ErrUnsupported; on WebAssembly
+// there are no sockets to hand the loops: Listen, Dial and Adopt fail
+// so. The net backend ([backend.Net]) costs a goroutine per operation in
+// flight and is the slowest.
 //
 // # Platforms
 //
 // As package aio: on Linux every test runs on epoll, on io_uring and on
 // the portable net backend ([backend.Net]); the kqueue backend (macOS, the BSDs)
-// builds and vets but is not run in CI; on Windows and WebAssembly the
-// package builds and an engine starts, but listening, dialing and
-// adopting fail (see Limitations).
+// builds and vets but is not run in CI; on Windows the tests run under
+// Wine in CI (.ci/wine/run; docs/windows.md says what Wine lacks); on
+// WebAssembly the package builds and an engine starts, but listening,
+// dialing and adopting fail (see Limitations).
 package engine

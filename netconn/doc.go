@@ -68,9 +68,11 @@
 // never leaves its loop: [FromEngine] refuses it, as
 // [engine.Conn.Detach] does. There is no TLS here: wrap a [Conn] in
 // crypto/tls, as on package net, or hand it to an engine with
-// [Conn.ToEngineWith], which can begin TLS on it. On Windows and
-// WebAssembly gale cannot take a descriptor yet: [Listen] and [Dial] fail
-// with an error matching errors.ErrUnsupported.
+// [Conn.ToEngineWith], which can begin TLS on it. On Windows only TCP is
+// served (on the net backend; under Wine in CI, docs/windows.md): UDP,
+// and Unix sockets where the system has none, fail with an error
+// matching errors.ErrUnsupported, as every [Listen] and [Dial] does on
+// WebAssembly, where gale cannot take a socket.
 //
 // # Backends
 //
