@@ -30,9 +30,18 @@ func offloads(p Provider) bool {
 // receive instead, and still trails epoll with many busy connections:
 // package backend's table; docs/bench/figures.md). Elsewhere it is the platform's
 // native backend: kqueue on the BSDs and macOS, Net where there is none.
+// On Windows it is IOCP, then Net, except for an owner that hands its
+// completions off and copies them (aio: !Transient): its sockets are its
+// user's net.Conns, which the Go runtime's completion port holds, so an
+// IOCP loop would serve every one of them the Net way, plus a hop.
 func autoKinds(p Provider) []Kind {
-	if native == Epoll && (autoURingAll || transient(p) && !handsOff(p) && !offloads(p)) {
+	switch {
+	case native == Epoll && (autoURingAll || transient(p) && !handsOff(p) && !offloads(p)):
 		return []Kind{IOURing, Epoll}
+	case native == IOCP && handsOff(p) && !transient(p):
+		return []Kind{Net}
+	case native == IOCP:
+		return []Kind{IOCP, Net}
 	}
 	return []Kind{native}
 }

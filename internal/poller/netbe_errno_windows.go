@@ -3,11 +3,16 @@ package poller
 import "syscall"
 
 // winsock maps the Winsock and Win32 errors package net returns on
-// Windows to the errnos the layers above test for (syscall's Windows
+// Windows, and the Win32 errors of an overlapped operation's NTSTATUS
+// (iocp), to the errnos the layers above test for (syscall's Windows
 // constants for them are numbers of Go's own, not Winsock's).
 var winsock = map[syscall.Errno]syscall.Errno{
 	64:    syscall.ECONNRESET,   // ERROR_NETNAME_DELETED: the peer reset
 	995:   syscall.ECANCELED,    // ERROR_OPERATION_ABORTED
+	1225:  syscall.ECONNREFUSED, // ERROR_CONNECTION_REFUSED
+	1226:  syscall.EPIPE,        // ERROR_GRACEFUL_DISCONNECT
+	1229:  syscall.ENOTCONN,     // ERROR_CONNECTION_INVALID
+	1234:  syscall.ECONNREFUSED, // ERROR_PORT_UNREACHABLE: a datagram's ICMP
 	1236:  syscall.ECONNABORTED, // ERROR_CONNECTION_ABORTED
 	10024: syscall.EMFILE,       // WSAEMFILE
 	10053: syscall.ECONNABORTED, // WSAECONNABORTED

@@ -21,6 +21,8 @@ func Kinds() []poller.Kind {
 		return []poller.Kind{poller.Epoll, poller.IOURing, poller.Net}
 	case "darwin", "dragonfly", "freebsd", "netbsd", "openbsd":
 		return []poller.Kind{poller.Kqueue, poller.Net}
+	case "windows":
+		return []poller.Kind{poller.IOCP, poller.Net}
 	}
 	return []poller.Kind{poller.Net}
 }
