@@ -97,7 +97,7 @@ var publicAPIs = []string{"aio", "backend", "engine", "netconn", "http1", "webso
 
 // sockExternal is all internal/sock may import from outside the standard
 // library.
-var sockExternal = []string{"golang.org/x/sys/unix"}
+var sockExternal = []string{"golang.org/x/sys/unix", "golang.org/x/sys/windows"}
 
 // coreModules are the only modules besides the standard library and gale
 // itself that the core may depend on.
