@@ -24,7 +24,7 @@ func (b *iocpBackend) doneRecv(e *iocpEnt, n int, en syscall.Errno, fn func(*Com
 		n, en = lastRecv(e.fd, buf)
 	}
 	c := Completion{Tag: e.tag, Op: OpRecv, N: n, Err: en, Buf: buf[:n], BufID: -1}
-	fn(&c)
+	b.deliver(c, fn)
 }
 
 // lastRecv is a cancelled receive's last attempt.
@@ -48,7 +48,7 @@ func (b *iocpBackend) doneProvided(e *iocpEnt, en syscall.Errno, cancelled bool,
 	c := Completion{Tag: e.tag, Op: OpRecv, BufID: -1}
 	if en != 0 && en != syscall.ECANCELED {
 		c.Err = en
-		fn(&c)
+		b.deliver(c, fn)
 		return
 	}
 	buf, id := b.prov.Provide()
@@ -57,7 +57,7 @@ func (b *iocpBackend) doneProvided(e *iocpEnt, en syscall.Errno, cancelled bool,
 		if cancelled {
 			c.Err = syscall.ECANCELED
 		}
-		fn(&c)
+		b.deliver(c, fn)
 		return
 	}
 	k, rerr := sock.Read(e.fd, buf)
@@ -74,7 +74,7 @@ func (b *iocpBackend) doneProvided(e *iocpEnt, en syscall.Errno, cancelled bool,
 		b.prov.Commit(id, k)
 		c.N, c.Buf, c.BufID = k, buf[:k], id
 	}
-	fn(&c)
+	b.deliver(c, fn)
 }
 
 // errMoreData is WSAEMSGSIZE's NTSTATUS as a Win32 error: a datagram
@@ -94,7 +94,7 @@ func (b *iocpBackend) doneRecvFrom(e *iocpEnt, n int, en syscall.Errno, fn func(
 			c.From = net.UDPAddrFromAddrPort(ap)
 		}
 	}
-	fn(&c)
+	b.deliver(c, fn)
 }
 
 // doneAccept delivers an accept: the socket AcceptEx filled, made a
@@ -110,7 +110,7 @@ func (b *iocpBackend) doneAccept(e *iocpEnt, en syscall.Errno, fn func(*Completi
 		if as >= 0 {
 			sock.Close(as)
 		}
-		fn(&c)
+		b.deliver(c, fn)
 		return
 	}
 	io := b.slab.at(b.index(e))
@@ -121,7 +121,7 @@ func (b *iocpBackend) doneAccept(e *iocpEnt, en syscall.Errno, fn func(*Completi
 		c.Peer = peer
 	}
 	c.N = as
-	fn(&c)
+	b.deliver(c, fn)
 }
 
 // doneSend goes on with a send that has bytes left, and delivers it once
@@ -142,7 +142,7 @@ func (b *iocpBackend) doneSend(e *iocpEnt, n int, en syscall.Errno, fn func(*Com
 	}
 	c := Completion{Tag: e.tag, Op: OpSend, N: e.sdone, Err: en, BufID: -1}
 	e.sop, e.sCancel, e.sbufs = 0, false, nil
-	fn(&c)
+	b.deliver(c, fn)
 }
 
 // lastSend is a cancelled send's last attempt: the rest, as far as the
@@ -181,4 +181,13 @@ func (b *iocpBackend) orphanDone(i int32, side int) {
 	if !e.live && e.rop == 0 && e.sop == 0 {
 		b.free(i)
 	}
+}
+
+// deliver hands c to fn through b.cur: the address of a local passed to
+// a function value would move it to the heap on every completion.
+// Callbacks never reenter delivery, so one suffices.
+func (b *iocpBackend) deliver(c Completion, fn func(*Completion)) {
+	b.cur = c
+	fn(&b.cur)
+	b.cur = Completion{}
 }

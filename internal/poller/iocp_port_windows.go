@@ -34,7 +34,7 @@ const (
 // timeout returns 0 and no error.
 func getQueuedEx(port windows.Handle, evs []overlappedEntry, msec uint32) (int, error) {
 	var n uint32
-	r, _, e := procGetQueuedEx.Call(uintptr(port), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)),
+	r, _, e := syscall.SyscallN(procGetQueuedEx.Addr(), uintptr(port), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)),
 		uintptr(unsafe.Pointer(&n)), uintptr(msec), 0)
 	if r != 0 {
 		return int(n), nil

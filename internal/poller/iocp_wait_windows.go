@@ -27,10 +27,11 @@ func (b *iocpBackend) Wait(timeout time.Duration, fn func(*Completion)) error {
 		return err
 	}
 	ready := b.ready
-	b.ready = nil
+	b.ready = b.spare[:0]
 	for i := range ready {
 		b.complete(&ready[i], fn)
 	}
+	b.spare = ready[:0]
 	for i := range b.evs[:n] {
 		b.complete(&b.evs[i], fn)
 	}

@@ -44,8 +44,10 @@ type iocpBackend struct {
 	// ready holds operations that failed or finished at submission
 	// (no packet comes for them), handled by the next Wait as packets.
 	ready    []overlappedEntry
-	inflight int // operations whose packet (or ready entry) is due
+	inflight int               // operations whose packet (or ready entry) is due
+	spare    []overlappedEntry // ready's double buffer
 	evs      []overlappedEntry
+	cur      Completion  // the completion being delivered (deliver)
 	woken    atomic.Bool // a wake-up packet is posted and not yet seen
 	nb       *netBackend // serves the tags the port cannot take; nil until one
 	err      error       // why Wait cannot go on

@@ -52,15 +52,8 @@ type WSABuf struct {
 
 // pending maps a call's result: started (0) for success or
 // WSA_IO_PENDING, the error otherwise.
-func pending(r uintptr, e error) syscall.Errno {
-	if !failed(r) {
-		return 0
-	}
-	en, ok := e.(syscall.Errno)
-	switch {
-	case !ok:
-		return syscall.EIO
-	case en == windows.ERROR_IO_PENDING: // WSA_IO_PENDING
+func pending(r uintptr, en syscall.Errno) syscall.Errno {
+	if !failed(r) || en == windows.ERROR_IO_PENDING { // WSA_IO_PENDING
 		return 0
 	}
 	return en
@@ -69,20 +62,20 @@ func pending(r uintptr, e error) syscall.Errno {
 // WSARecv starts an overlapped receive on fd into n WSABUFs at bufs;
 // flags is the address of its flags word (0 in, the result's out).
 func WSARecv(fd int, bufs uintptr, n int, flags, ov uintptr) syscall.Errno {
-	r, _, e := procWSARecv.Call(uintptr(fd), bufs, uintptr(n), 0, flags, ov, 0)
+	r, _, e := syscall.SyscallN(procWSARecv.Addr(), uintptr(fd), bufs, uintptr(n), 0, flags, ov, 0)
 	return pending(r, e)
 }
 
 // WSASend starts an overlapped send on fd of n WSABUFs at bufs.
 func WSASend(fd int, bufs uintptr, n int, ov uintptr) syscall.Errno {
-	r, _, e := procWSASend.Call(uintptr(fd), bufs, uintptr(n), 0, 0, ov, 0)
+	r, _, e := syscall.SyscallN(procWSASend.Addr(), uintptr(fd), bufs, uintptr(n), 0, 0, ov, 0)
 	return pending(r, e)
 }
 
 // WSARecvFrom starts an overlapped receive of one datagram on fd, whose
 // source is written at from (fromLen: the address of its int32 size).
 func WSARecvFrom(fd int, bufs uintptr, n int, flags, from, fromLen, ov uintptr) syscall.Errno {
-	r, _, e := procWSARecvFrom.Call(uintptr(fd), bufs, uintptr(n), 0, flags, from, fromLen, ov, 0)
+	r, _, e := syscall.SyscallN(procWSARecvFrom.Addr(), uintptr(fd), bufs, uintptr(n), 0, flags, from, fromLen, ov, 0)
 	return pending(r, e)
 }
 
@@ -91,7 +84,7 @@ func WSARecvFrom(fd int, bufs uintptr, n int, flags, from, fromLen, ov uintptr) 
 // the 2*AcceptAddrLen bytes at addrs; no data is received with them.
 // recvd is the address of a word AcceptEx may write.
 func AcceptEx(ln, as int, addrs, recvd, ov uintptr) syscall.Errno {
-	r, _, e := procAcceptEx.Call(uintptr(ln), uintptr(as), addrs, 0, AcceptAddrLen, AcceptAddrLen, recvd, ov)
+	r, _, e := syscall.SyscallN(procAcceptEx.Addr(), uintptr(ln), uintptr(as), addrs, 0, AcceptAddrLen, AcceptAddrLen, recvd, ov)
 	if r != 0 { // a BOOL
 		return 0
 	}
@@ -102,11 +95,10 @@ func AcceptEx(ln, as int, addrs, recvd, ov uintptr) syscall.Errno {
 // is 0). ERROR_NOT_FOUND means it already completed: its packet is on
 // the way.
 func CancelIoEx(fd int, ov uintptr) syscall.Errno {
-	r, _, e := procCancelIoEx.Call(uintptr(fd), ov)
+	r, _, en := syscall.SyscallN(procCancelIoEx.Addr(), uintptr(fd), ov)
 	if r != 0 {
 		return 0
 	}
-	en, _ := e.(syscall.Errno)
 	return en
 }
 
@@ -147,7 +139,7 @@ func FinishAccept(as, ln int) syscall.Errno {
 func AcceptPeerAt(addrs uintptr) netip.AddrPort {
 	var local, remote uintptr
 	var llen, rlen int32
-	procGetAcceptExAddrs.Call(addrs, 0, AcceptAddrLen, AcceptAddrLen,
+	syscall.SyscallN(procGetAcceptExAddrs.Addr(), addrs, 0, AcceptAddrLen, AcceptAddrLen,
 		uintptr(unsafe.Pointer(&local)), uintptr(unsafe.Pointer(&llen)),
 		uintptr(unsafe.Pointer(&remote)), uintptr(unsafe.Pointer(&rlen)))
 	if remote == 0 {

@@ -89,10 +89,17 @@ func ioctlValue(s windows.Handle, cmd uint32, arg uint32) (uint32, error) {
 // layers test: WSAEWOULDBLOCK is EAGAIN.
 func winErrno(e error) syscall.Errno {
 	en, ok := e.(syscall.Errno)
-	switch {
-	case !ok:
+	if !ok {
 		return syscall.EIO
-	case en == windows.WSAEWOULDBLOCK:
+	}
+	return wsaErrno(en)
+}
+
+// wsaErrno is winErrno for a call made with syscall.SyscallN, whose
+// errno is not boxed in an error: the calls of every receive and send
+// stay free of allocations.
+func wsaErrno(en syscall.Errno) syscall.Errno {
+	if en == windows.WSAEWOULDBLOCK {
 		return syscall.EAGAIN
 	}
 	return en
@@ -103,9 +110,9 @@ func sockRead(s windows.Handle, p []byte) (int, syscall.Errno) {
 	if len(p) == 0 {
 		return 0, 0
 	}
-	r, _, e := procRecv.Call(uintptr(s), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
+	r, _, e := syscall.SyscallN(procRecv.Addr(), uintptr(s), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
 	if failed(r) {
-		return 0, winErrno(e)
+		return 0, wsaErrno(e)
 	}
 	return int(r), 0
 }
@@ -115,9 +122,9 @@ func sockWrite(s windows.Handle, p []byte) (int, syscall.Errno) {
 	if len(p) == 0 {
 		return 0, 0
 	}
-	r, _, e := procSend.Call(uintptr(s), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
+	r, _, e := syscall.SyscallN(procSend.Addr(), uintptr(s), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
 	if failed(r) {
-		return 0, winErrno(e)
+		return 0, wsaErrno(e)
 	}
 	return int(r), 0
 }
