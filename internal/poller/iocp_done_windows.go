@@ -97,6 +97,10 @@ func (b *iocpBackend) doneRecvFrom(e *iocpEnt, n int, en syscall.Errno, fn func(
 	b.deliver(c, fn)
 }
 
+// errUnexpNet is ERROR_UNEXP_NET_ERR, Wine's status for an AcceptEx
+// whose connection was reset.
+const errUnexpNet = syscall.Errno(59)
+
 // doneAccept delivers an accept: the socket AcceptEx filled, made a
 // socket of its own and non-blocking, with its peer.
 func (b *iocpBackend) doneAccept(e *iocpEnt, en syscall.Errno, fn func(*Completion)) {
@@ -104,6 +108,14 @@ func (b *iocpBackend) doneAccept(e *iocpEnt, en syscall.Errno, fn func(*Completi
 	e.rop, e.rCancel, e.acc = 0, false, -1
 	if en == 0 && as >= 0 {
 		en = portableErrno(sock.FinishAccept(as, e.fd))
+	}
+	if en == syscall.ECONNRESET || en == errUnexpNet {
+		// The peer reset the connection before AcceptEx took it
+		// (ERROR_NETNAME_DELETED on Windows, which package net skips in
+		// internal/poll's accept; ERROR_UNEXP_NET_ERR under Wine 8).
+		// Unlike accept(2) on Linux, no socket is left to hand over:
+		// the owner sees an aborted connection and accepts again.
+		en = syscall.ECONNABORTED
 	}
 	c := Completion{Tag: e.tag, Op: OpAccept, N: -1, Err: en, BufID: -1}
 	if en != 0 || as < 0 {

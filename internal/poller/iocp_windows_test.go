@@ -415,3 +415,42 @@ func TestWinRecvFrom(t *testing.T) {
 		}
 	})
 }
+
+// TestWinAcceptReset: a connection its peer reset before it was accepted
+// ends an accept with a socket (accept(2)'s way, and the net backend's)
+// or with ECONNABORTED (AcceptEx's: the connection is gone), never
+// another error, and the next connection is accepted.
+func TestWinAcceptReset(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) {
+		lfd, a := listen(t, "own")
+		be := open(t, newSpace())
+		add(t, be, lfd, tagA, true)
+		c, err := net.Dial("tcp", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("x"))
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+		time.Sleep(50 * time.Millisecond)
+		be.Accept(tagA)
+		r := waitOne(t, be)
+		switch {
+		case r.Err == 0:
+			sock.Close(r.N)
+		case r.Err != syscall.ECONNABORTED:
+			t.Fatalf("Accept of a reset connection = %v, want a socket or ECONNABORTED", r)
+		}
+		c2, err := net.Dial("tcp", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c2.Close()
+		be.Accept(tagA)
+		if r := waitOne(t, be); r.Err != 0 {
+			t.Fatalf("Accept after the reset one = %v, want a socket", r)
+		} else {
+			sock.Close(r.N)
+		}
+	})
+}
