@@ -12,9 +12,9 @@
 //	owner                        Linux                 BSD, macOS  Windows         elsewhere
 //	engine (callbacks)           io_uring, else epoll  kqueue      IOCP, else Net  Net
 //	websocket on its own engine  io_uring, else epoll  kqueue      IOCP, else Net  Net
-//	http1 (handler goroutines)   epoll                 kqueue      IOCP, else Net  Net
-//	websocket upgraded on http1  http1's: epoll        kqueue      http1's: IOCP   Net
-//	netconn (parked Read/Write)  epoll                 kqueue      IOCP, else Net  Net
+//	http1 (handler goroutines)   epoll                 kqueue      Net             Net
+//	websocket upgraded on http1  http1's: epoll        kqueue      http1's: Net    Net
+//	netconn (parked Read/Write)  epoll                 kqueue      Net             Net
 //	aio (WaitIO)                 epoll                 kqueue      Net             Net
 //
 // websocket's own engine is websocket.NewEngine's, or the shared one its
@@ -36,11 +36,13 @@
 //
 // On Windows IOCP serves the loops whose sockets gale makes or accepts:
 // a completion port takes a socket only if no other port has it, and
-// package net gives every socket it makes to the Go runtime's port. Such
-// a socket (a dialed connection, an adopted one, a listener package net
-// made) is served the Net way inside the IOCP loop. aio's sockets are
-// all its user's net.Conns, so Auto keeps Net for aio: IOCP would serve
-// none of them natively.
+// package net gives every socket it makes to the Go runtime's port. A
+// socket the port cannot take (a dialed connection, an adopted one, a
+// listener package net made) is served the Net way inside the IOCP loop.
+// So Auto picks IOCP only for engine's loops, whose TCP listeners gale
+// makes with Winsock; aio's sockets are its user's net.Conns, http1's
+// come from the user's net.Listener, and netconn's listeners and dials
+// are package net's, so they stay on Net.
 //
 // Asking for a backend by name ([Epoll], [IOURing], [Kqueue], [Net], [IOCP])
 // overrides the table; one this platform lacks fails when the loops

@@ -34,10 +34,10 @@ func TestAutoKinds(t *testing.T) {
 		switch {
 		case native == Epoll && c.ring:
 			want = []Kind{IOURing, Epoll}
-		case native == IOCP && c.name == "aio":
-			want = []Kind{Net} // its sockets are its user's: the runtime's port has them
-		case native == IOCP:
+		case native == IOCP && c.ring:
 			want = []Kind{IOCP, Net}
+		case native == IOCP:
+			want = []Kind{Net}
 		}
 		if got := autoKinds(c.o); !slices.Equal(got, want) {
 			t.Errorf("%s: Auto tries %v, want %v", c.name, got, want)
