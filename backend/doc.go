@@ -9,13 +9,13 @@
 // [Auto], the zero value, is decided in one place from what the loops'
 // owner does with a completion, never from which package asks:
 //
-//	owner                           Linux                 BSD, macOS  elsewhere
-//	engine (callbacks)              io_uring, else epoll  kqueue      Net
-//	websocket on its own engine     io_uring, else epoll  kqueue      Net
-//	http1 (handler goroutines)      epoll                 kqueue      Net
-//	websocket upgraded on http1     http1's: epoll        kqueue      Net
-//	netconn (parked Read/Write)     epoll                 kqueue      Net
-//	aio (WaitIO)                    epoll                 kqueue      Net
+//	owner                        Linux                 BSD, macOS  Windows         elsewhere
+//	engine (callbacks)           io_uring, else epoll  kqueue      IOCP, else Net  Net
+//	websocket on its own engine  io_uring, else epoll  kqueue      IOCP, else Net  Net
+//	http1 (handler goroutines)   epoll                 kqueue      Net             Net
+//	websocket upgraded on http1  http1's: epoll        kqueue      http1's: Net    Net
+//	netconn (parked Read/Write)  epoll                 kqueue      Net             Net
+//	aio (WaitIO)                 epoll                 kqueue      Net             Net
 //
 // websocket's own engine is websocket.NewEngine's, or the shared one its
 // Dialer and net/http upgrades use when Options.Engine is nil.
@@ -34,7 +34,17 @@
 // The Stats of aio and engine name the backend each loop runs on
 // once Auto is resolved.
 //
-// Asking for a backend by name ([Epoll], [IOURing], [Kqueue], [Net])
+// On Windows IOCP serves the loops whose sockets gale makes or accepts:
+// a completion port takes a socket only if no other port has it, and
+// package net gives every socket it makes to the Go runtime's port. A
+// socket the port cannot take (a dialed connection, an adopted one, a
+// listener package net made) is served the Net way inside the IOCP loop.
+// So Auto picks IOCP only for engine's loops, whose TCP listeners gale
+// makes with Winsock; aio's sockets are its user's net.Conns, http1's
+// come from the user's net.Listener, and netconn's listeners and dials
+// are package net's, so they stay on Net.
+//
+// Asking for a backend by name ([Epoll], [IOURing], [Kqueue], [Net], [IOCP])
 // overrides the table; one this platform lacks fails when the loops
 // open, with an error matching errors.ErrUnsupported (io_uring where it
 // is unavailable: an error saying why).
@@ -42,7 +52,7 @@
 // # The environment
 //
 // The environment variable GALE_BACKEND (auto, epoll, io_uring, kqueue,
-// net; see [Parse]) overrides every choice in the process, options and
+// net, iocp; see [Parse]) overrides every choice in the process, options and
 // Auto alike, so that a deployment or a test run switches without a
 // rebuild. An unknown name fails when the loops open.
 //
@@ -51,8 +61,8 @@
 //   - GALE_BACKEND is one setting for the whole process: it overrides
 //     every engine's, Watcher's and listener's choice alike.
 //   - Kqueue builds and vets but runs on no machine of ours yet.
-//   - On Windows the loops serve TCP on Net (tested under Wine,
-//     docs/windows.md); UDP fails there with an error matching
-//     errors.ErrUnsupported. On WebAssembly the loops open on Net, but
-//     no connection can be registered: registering fails so.
+//   - Windows is tested under Wine only (docs/windows.md says what a
+//     Windows runner is still to confirm); UDP fails there with an error
+//     matching errors.ErrUnsupported. On WebAssembly the loops open on
+//     Net, but no connection can be registered: registering fails so.
 package backend

@@ -41,5 +41,5 @@ func ExampleParse() {
 	// Output:
 	// epoll <nil>
 	// io_uring <nil>
-	// auto backend: unknown backend "select" (want auto, epoll, io_uring, kqueue or net)
+	// auto backend: unknown backend "select" (want auto, epoll, io_uring, kqueue, net or iocp)
 }

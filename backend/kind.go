@@ -29,12 +29,18 @@ const (
 	// works on any OS with package net and is slower than the native
 	// ones.
 	Net
+	// IOCP uses an I/O completion port (Windows): receives and sends are
+	// Winsock's overlapped operations, accepts AcceptEx. A socket the
+	// port cannot take (one package net made, whose completions go to
+	// the Go runtime's own port) is served the Net way inside the same
+	// loop. Opening fails elsewhere.
+	IOCP
 )
 
-var names = [...]string{Auto: "auto", Epoll: "epoll", IOURing: "io_uring", Kqueue: "kqueue", Net: "net"}
+var names = [...]string{Auto: "auto", Epoll: "epoll", IOURing: "io_uring", Kqueue: "kqueue", Net: "net", IOCP: "iocp"}
 
 // String returns k's name as Parse reads it: "auto", "epoll",
-// "io_uring", "kqueue" or "net".
+// "io_uring", "kqueue", "net" or "iocp".
 func (k Kind) String() string {
 	if int(k) < len(names) {
 		return names[k]
@@ -44,7 +50,7 @@ func (k Kind) String() string {
 
 // Parse returns the Kind named s, in any case and with surrounding space
 // ignored: "auto" (or ""), "epoll", "io_uring" (also "iouring",
-// "io-uring" and "uring"), "kqueue" or "net".
+// "io-uring" and "uring"), "kqueue", "net" or "iocp".
 func Parse(s string) (Kind, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "auto", "":
@@ -57,8 +63,10 @@ func Parse(s string) (Kind, error) {
 		return Kqueue, nil
 	case "net":
 		return Net, nil
+	case "iocp":
+		return IOCP, nil
 	}
-	return Auto, fmt.Errorf("backend: unknown backend %q (want auto, epoll, io_uring, kqueue or net)", s)
+	return Auto, fmt.Errorf("backend: unknown backend %q (want auto, epoll, io_uring, kqueue, net or iocp)", s)
 }
 
 // MarshalText returns k's name, for flag.TextVar, encoding/json and the

@@ -8,7 +8,7 @@ import (
 )
 
 func TestNamesRoundTrip(t *testing.T) {
-	for _, k := range []backend.Kind{backend.Auto, backend.Epoll, backend.IOURing, backend.Kqueue, backend.Net} {
+	for _, k := range []backend.Kind{backend.Auto, backend.Epoll, backend.IOURing, backend.Kqueue, backend.Net, backend.IOCP} {
 		text, err := k.MarshalText()
 		if err != nil {
 			t.Fatalf("%v: MarshalText: %v", k, err)

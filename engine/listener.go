@@ -109,6 +109,9 @@ func listenFD(network, addr string, reusePort bool, keepAlive time.Duration) (in
 	if keepAlive == 0 {
 		keepAlive = defaultKeepAlive
 	}
+	if fd, a, ok, err := listenNative(network, addr, reusePort, keepAlive); ok {
+		return fd, a, err // Windows: a socket the IOCP port can take
+	}
 	lc := net.ListenConfig{Control: func(network, _ string, rc syscall.RawConn) error {
 		var serr error
 		err := rc.Control(func(fd uintptr) {

@@ -30,9 +30,23 @@ func offloads(p Provider) bool {
 // receive instead, and still trails epoll with many busy connections:
 // package backend's table; docs/bench/figures.md). Elsewhere it is the platform's
 // native backend: kqueue on the BSDs and macOS, Net where there is none.
+// On Windows it is IOCP, then Net, for the same owners as io_uring on
+// Linux (engine's callbacks), and Net for the others: a completion port
+// serves only sockets no other port has, and package net gives every
+// socket it makes to the Go runtime's. aio's sockets are its user's
+// net.Conns, http1's come from the user's net.Listener, and netconn's
+// listeners and dials are package net's (only what they accept would
+// reach the port): an IOCP loop would serve them the Net way, plus a hop.
+// engine's own TCP listeners are made with Winsock (engine's
+// listenNative), which the port takes.
 func autoKinds(p Provider) []Kind {
-	if native == Epoll && (autoURingAll || transient(p) && !handsOff(p) && !offloads(p)) {
+	switch {
+	case native == Epoll && (autoURingAll || transient(p) && !handsOff(p) && !offloads(p)):
 		return []Kind{IOURing, Epoll}
+	case native == IOCP && transient(p) && !handsOff(p) && !offloads(p):
+		return []Kind{IOCP, Net}
+	case native == IOCP:
+		return []Kind{Net}
 	}
 	return []Kind{native}
 }

@@ -31,8 +31,13 @@ func TestAutoKinds(t *testing.T) {
 	}
 	for _, c := range cases {
 		want := []Kind{native}
-		if native == Epoll && c.ring {
+		switch {
+		case native == Epoll && c.ring:
 			want = []Kind{IOURing, Epoll}
+		case native == IOCP && c.ring:
+			want = []Kind{IOCP, Net}
+		case native == IOCP:
+			want = []Kind{Net}
 		}
 		if got := autoKinds(c.o); !slices.Equal(got, want) {
 			t.Errorf("%s: Auto tries %v, want %v", c.name, got, want)

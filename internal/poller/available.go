@@ -7,8 +7,8 @@ import (
 )
 
 var (
-	availOnce [Net + 1]sync.Once
-	availErr  [Net + 1]error
+	availOnce [IOCP + 1]sync.Once
+	availErr  [IOCP + 1]error
 )
 
 // Available reports whether backend k can be opened here (nil), or why
@@ -16,7 +16,7 @@ var (
 // goroutine. Auto is available where the platform's native backend is,
 // which Auto falls back to for every owner.
 func Available(k Kind) error {
-	if k > Net {
+	if k > IOCP {
 		return fmt.Errorf("poller: %v: %w", k, errors.ErrUnsupported)
 	}
 	if k == Auto {

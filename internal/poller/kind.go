@@ -18,6 +18,7 @@ const (
 	IOURing = backend.IOURing
 	Kqueue  = backend.Kqueue
 	Net     = backend.Net
+	IOCP    = backend.IOCP
 )
 
 // ParseKind returns the Kind named s (backend.Parse).

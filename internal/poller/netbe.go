@@ -39,6 +39,9 @@ type netBackend struct {
 	sig     chan struct{}
 	timer   *time.Timer
 	results []netResult // the batch being handled
+	// notify, if set, is called by Wake too: the IOCP backend that
+	// serves some of its tags this way waits on its port, not on sig.
+	notify func()
 }
 
 // netEntry is one added descriptor.
@@ -165,6 +168,9 @@ func (b *netBackend) Wake() error {
 	select {
 	case b.sig <- struct{}{}:
 	default:
+	}
+	if b.notify != nil {
+		b.notify()
 	}
 	return nil
 }

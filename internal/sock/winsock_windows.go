@@ -93,20 +93,25 @@ func winErrno(e error) syscall.Errno {
 	if !ok {
 		return syscall.EIO
 	}
-	return PortableErrno(en)
+	return wsaErrno(en)
 }
+
+// wsaErrno is winErrno for a call made with syscall.SyscallN, whose
+// errno is not boxed in an error: the calls of every receive and send
+// stay free of allocations.
+func wsaErrno(en syscall.Errno) syscall.Errno { return PortableErrno(en) }
 
 // sockRead is a non-blocking recv(2) of s into p.
 func sockRead(s windows.Handle, p []byte) (int, syscall.Errno) {
 	if len(p) == 0 {
 		return 0, 0
 	}
-	r, _, e := procRecv.Call(uintptr(s), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
+	r, _, e := syscall.SyscallN(procRecv.Addr(), uintptr(s), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
 	if failed(r) {
 		if e == windows.WSAESHUTDOWN {
 			return 0, 0 // shut for receiving: the end of the stream, as on Unix
 		}
-		return 0, winErrno(e)
+		return 0, wsaErrno(e)
 	}
 	return int(r), 0
 }
@@ -116,9 +121,9 @@ func sockWrite(s windows.Handle, p []byte) (int, syscall.Errno) {
 	if len(p) == 0 {
 		return 0, 0
 	}
-	r, _, e := procSend.Call(uintptr(s), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
+	r, _, e := syscall.SyscallN(procSend.Addr(), uintptr(s), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
 	if failed(r) {
-		return 0, winErrno(e)
+		return 0, wsaErrno(e)
 	}
 	return int(r), 0
 }

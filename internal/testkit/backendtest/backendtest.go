@@ -21,6 +21,8 @@ func Kinds() []poller.Kind {
 		return []poller.Kind{poller.Epoll, poller.IOURing, poller.Net}
 	case "darwin", "dragonfly", "freebsd", "netbsd", "openbsd":
 		return []poller.Kind{poller.Kqueue, poller.Net}
+	case "windows":
+		return []poller.Kind{poller.IOCP, poller.Net}
 	}
 	return []poller.Kind{poller.Net}
 }
@@ -57,7 +59,7 @@ func RunB(b *testing.B, f func(b *testing.B)) {
 
 // Auto clears GALE_BACKEND for t, so that Auto decides, and returns what
 // package backend's table says Auto opens here for an owner that prefers
-// io_uring (ring: engine's callbacks) or not. Tests that call it must
+// io_uring, or on Windows IOCP (ring: engine's callbacks), or not. Tests that call it must
 // not be parallel (t.Setenv).
 func Auto(t testing.TB, ring bool) poller.Kind {
 	t.Helper()
@@ -65,6 +67,9 @@ func Auto(t testing.TB, ring bool) poller.Kind {
 	k := Kinds()[0]
 	if k == poller.Epoll && ring && poller.Available(poller.IOURing) == nil {
 		return poller.IOURing
+	}
+	if k == poller.IOCP && !ring {
+		return poller.Net // Windows: IOCP only where io_uring is on Linux
 	}
 	return k
 }

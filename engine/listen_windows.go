@@ -1,0 +1,28 @@
+package engine
+
+import (
+	"net"
+	"time"
+
+	"github.com/galeio/gale/internal/sock"
+)
+
+// listenNative opens a TCP listener with Winsock (sock.ListenTCP) rather
+// than package net, and reports whether it acted. A socket package net
+// makes belongs to the Go runtime's completion port for life, so an
+// IOCP loop could serve it only through its net backend; one of gale's
+// own the loop's port takes, and accepts on with AcceptEx. Unix sockets
+// and SO_REUSEPORT (which Windows lacks) are left to package net.
+func listenNative(network, addr string, reusePort bool, keepAlive time.Duration) (int, net.Addr, bool, error) {
+	if !isTCP(network) || reusePort {
+		return -1, nil, false, nil
+	}
+	fd, a, err := sock.ListenTCP(network, addr)
+	if err != nil {
+		return -1, nil, true, &net.OpError{Op: "listen", Net: network, Err: err}
+	}
+	if keepAlive > 0 {
+		sock.SetKeepAlive(fd, keepAlive) // best effort, as in package net
+	}
+	return fd, a, true, nil
+}
