@@ -21,7 +21,9 @@ func (e *Engine) Dial(network, addr string) (*Conn, error) {
 
 // DialContext is Dial bounded by ctx: a deadline or cancellation ends the
 // attempt. The connect itself uses package net (resolution, happy
-// eyeballs, timeouts); the connection then moves to a loop.
+// eyeballs, timeouts); the connection then moves to a loop. On Windows a
+// TCP connect is gale's own (a socket an IOCP loop's port can take): the
+// host's addresses are tried in turn, without Happy Eyeballs.
 func (e *Engine) DialContext(ctx context.Context, network, addr string) (*Conn, error) {
 	return e.DialWith(ctx, network, addr, Adoption{})
 }
@@ -43,14 +45,27 @@ func (e *Engine) DialWith(ctx context.Context, network, addr string, a Adoption)
 	if e.stopping() {
 		return nil, ErrEngineStopped
 	}
+	var setup func(*Conn)
+	if a.Context != nil {
+		setup = func(c *Conn) { c.ctx = a.Context }
+	}
+	return e.dial(ctx, network, addr, setup)
+}
+
+// dial connects to addr and serves the connection, with setup run on the
+// new Conn before it reaches its loop: a socket of gale's own where the
+// platform wants one (dialNative), else package net's, adopted.
+func (e *Engine) dial(ctx context.Context, network, addr string, setup func(*Conn)) (*Conn, error) {
+	if fd, laddr, raddr, ok, err := dialNative(ctx, network, addr); ok {
+		if err != nil {
+			return nil, err
+		}
+		return e.adoptFD(fd, laddr, raddr, nil, setup)
+	}
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
-	}
-	var setup func(*Conn)
-	if a.Context != nil {
-		setup = func(c *Conn) { c.ctx = a.Context }
 	}
 	c, err := e.adopt(nc, nil, setup)
 	if err != nil {
@@ -100,6 +115,12 @@ func (e *Engine) adopt(nc net.Conn, input []byte, setup func(*Conn)) (*Conn, err
 	}
 	laddr, raddr := nc.LocalAddr(), nc.RemoteAddr()
 	sock.Release(nc)
+	return e.adoptFD(fd, laddr, raddr, input, setup)
+}
+
+// adoptFD serves fd, a connected socket the engine owns from now on, as
+// adopt does a connection's duplicate.
+func (e *Engine) adoptFD(fd int, laddr, raddr net.Addr, input []byte, setup func(*Conn)) (*Conn, error) {
 	lp := e.pick(func() net.Addr { return raddr })
 	network := laddr.Network()
 	// A TCP peer is kept in compact form, and the local address is asked

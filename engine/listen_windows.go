@@ -1,11 +1,26 @@
 package engine
 
 import (
+	"context"
 	"net"
 	"time"
 
 	"github.com/galeio/gale/internal/sock"
 )
+
+// dialNative connects a TCP socket with Winsock (sock.DialTCP) rather
+// than package net, for the reason listenNative gives, and reports
+// whether it acted.
+func dialNative(ctx context.Context, network, addr string) (int, net.Addr, net.Addr, bool, error) {
+	if !isTCP(network) {
+		return -1, nil, nil, false, nil
+	}
+	fd, la, ra, err := sock.DialTCP(ctx, network, addr)
+	if err != nil {
+		return -1, nil, nil, true, &net.OpError{Op: "dial", Net: network, Addr: ra, Err: err}
+	}
+	return fd, la, ra, true, nil
+}
 
 // listenNative opens a TCP listener with Winsock (sock.ListenTCP) rather
 // than package net, and reports whether it acted. A socket package net

@@ -107,13 +107,8 @@ func (e *Engine) dialTLS(ctx context.Context, network, addr string, cfg *tls.Con
 	if e.stopping() {
 		return nil, ErrEngineStopped
 	}
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
 	result := make(chan error, 1)
-	c, err := e.adopt(nc, nil, func(c *Conn) {
+	c, err := e.dial(ctx, network, addr, func(c *Conn) {
 		c.ctx = v
 		c.setTLS(newTLSState(c, cfg, true))
 		c.tlsOf().hs.result = result
