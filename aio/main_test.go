@@ -3,12 +3,17 @@ package aio_test
 import (
 	"testing"
 
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // TestMain fails the run if the tests leave goroutines or descriptors
-// behind: every test must release what it opens, with t.Cleanup.
-func TestMain(m *testing.M) { leaktest.Main(m) }
+// behind: every test must release what it opens, with t.Cleanup. The
+// package's sockets are package net's (backendtest.NetSockets).
+func TestMain(m *testing.M) {
+	backendtest.NetSockets()
+	leaktest.Main(m)
+}
 
 func openFDs() (map[int]string, bool) { return leaktest.OpenFDs() }
 

@@ -3,9 +3,14 @@ package netconn_test
 import (
 	"testing"
 
+	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/leaktest"
 )
 
 // TestMain fails the run if the tests leave goroutines or descriptors
-// behind; the loops of a group stop a linger after their last user.
-func TestMain(m *testing.M) { leaktest.Main(m) }
+// behind; the loops of a group stop a linger after their last user. The
+// package's sockets are package net's (backendtest.NetSockets).
+func TestMain(m *testing.M) {
+	backendtest.NetSockets()
+	leaktest.Main(m)
+}

@@ -14,6 +14,18 @@ import (
 	"github.com/galeio/gale/internal/poller"
 )
 
+// netSockets is set by a package whose sockets are package net's
+// (NetSockets).
+var netSockets bool
+
+// NetSockets says that the calling package's tests serve sockets package
+// net makes (the user's conns, listeners and dials): on Windows a
+// completion port cannot take them, so an IOCP loop would serve them
+// through its net backend, the Net runs' code with a hop, and Kinds
+// leaves IOCP out (Auto picks Net for such packages there). Call it from
+// TestMain, before any test runs.
+func NetSockets() { netSockets = true }
+
 // Kinds returns the backends of this platform, the net fallback last.
 func Kinds() []poller.Kind {
 	switch runtime.GOOS {
@@ -22,6 +34,9 @@ func Kinds() []poller.Kind {
 	case "darwin", "dragonfly", "freebsd", "netbsd", "openbsd":
 		return []poller.Kind{poller.Kqueue, poller.Net}
 	case "windows":
+		if netSockets {
+			return []poller.Kind{poller.Net}
+		}
 		return []poller.Kind{poller.IOCP, poller.Net}
 	}
 	return []poller.Kind{poller.Net}
