@@ -32,6 +32,8 @@ func GaleServers() []Server {
 			Note: "the aio server on the net backend, the portable fallback: a goroutine per operation in flight doing package net's blocking call"},
 		{Name: "engine-net", Serve: serveEngine(backend.Net), Gale: true, Backend: "net",
 			Note: "the engine server on the net backend, the portable fallback"},
+		{Name: "engine-iocp", Serve: serveEngine(backend.IOCP), Gale: true, Backend: "iocp",
+			Note: "the engine server on IOCP (Windows: run with -wine under Wine): AcceptEx, zero-byte WSARecv then a non-blocking recv into the loop's buffer, WSASend"},
 		{Name: "stdnet", Serve: serveStd,
 			Note: "package net, a goroutine per connection, 64 KiB buffer"},
 		{Name: "netconn", Serve: serveNetconn(backend.Epoll), Gale: true, Backend: "epoll",
