@@ -14,7 +14,9 @@ import (
 // server and client, both ways, costs no allocation, uncompressed and
 // compressed.
 func TestEchoAllocs(t *testing.T) {
-	backendtest.SkipOnNet(t, "a worker goroutine and its record per operation")
+	if backendtest.NetSocketsOnNet() { // the server is http1's, on package net's listener
+		t.Skip("net backend: a worker goroutine and its record per operation")
+	}
 	for _, mode := range []websocket.CompressionMode{websocket.CompressionDisabled, websocket.CompressionEnabled} {
 		t.Run(map[websocket.CompressionMode]string{0: "plain", 1: "deflate"}[mode], func(t *testing.T) {
 			u := &websocket.Upgrader{Options: websocket.Options{Handler: &signal{echo: true}, Compression: mode}}

@@ -172,7 +172,7 @@ func limitIdle(t *testing.T) {
 func limitConnCost(t *testing.T) {
 	const n = 50
 	onNet := 0
-	if backendtest.OnNet() {
+	if backendtest.NetSocketsOnNet() { // http1's and net/http's conns
 		onNet = 1 // package net's goroutine reading each connection
 	}
 	refs := backendtest.SocketRefs()

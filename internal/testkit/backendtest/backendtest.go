@@ -112,6 +112,13 @@ func OnNet() bool {
 	return k == poller.Net || (k == poller.Auto && len(Kinds()) == 1)
 }
 
+// NetSocketsOnNet reports whether a socket package net made (one an
+// http1 server accepts from its net.Listener, an adopted conn) is served
+// the net backend's way here: on the net backend, and on Windows under
+// any backend, since a completion port cannot take such a socket (IOCP
+// serves it through its net backend, and Auto gives such owners Net).
+func NetSocketsOnNet() bool { return OnNet() || runtime.GOOS == "windows" }
+
 // SkipOnNet skips a test of what the net backend does not have, for the
 // reason why: system calls of gale's own to inject faults into, a
 // steady state without allocations, one descriptor per connection.
