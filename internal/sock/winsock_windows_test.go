@@ -117,14 +117,7 @@ func TestWinsockDupListener(t *testing.T) {
 // TestWinsockWritev sends three buffers, one of them empty, with one
 // Writev: the peer reads them in order.
 func TestWinsockWritev(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, peer := hubPair(t, ln)
-	defer c.Close()
-	defer peer.Close()
+	c, peer := connPair(t)
 	parts := [][]byte{[]byte("one "), nil, []byte("two")}
 	var iov []Iovec
 	for _, p := range parts {
@@ -161,14 +154,7 @@ func TestWrapDatagram(t *testing.T) {
 // TestUnacked: a connection with nothing in flight has nothing unacked,
 // where the system says (SIO_TCP_INFO; Wine 8 does not).
 func TestUnacked(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, peer := hubPair(t, ln)
-	defer c.Close()
-	defer peer.Close()
+	c, _ := connPair(t)
 	n, ok := Unacked(int(c.s))
 	if !ok {
 		t.Skip("no WSAIoctl(SIO_TCP_INFO) here (Wine 8 lacks it)")
@@ -176,4 +162,21 @@ func TestUnacked(t *testing.T) {
 	if n != 0 {
 		t.Errorf("Unacked = %d on an idle connection, want 0", n)
 	}
+}
+
+// connPair returns a winConn over a duplicate of a loopback connection,
+// and its peer, both closed when t ends.
+func connPair(t *testing.T) (*winConn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, peer := hubPair(t, ln)
+	t.Cleanup(func() {
+		c.Close()
+		peer.Close()
+	})
+	return c, peer
 }
