@@ -3,6 +3,7 @@ package sock
 import (
 	"net"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -48,6 +49,7 @@ type pollHub struct {
 	mu      sync.Mutex
 	waiters map[*pollWaiter]struct{}
 	woken   bool           // a wake byte is on its way
+	pokeMu  sync.Mutex     // one wake byte written at a time (poke)
 	wakeR   windows.Handle // the hub polls it with the waiters
 	wakeW   windows.Handle // a byte written here interrupts the poll
 	err     error          // why the hub could not start
@@ -75,7 +77,7 @@ func (h *pollHub) wait(w *pollWaiter, d time.Duration) (bool, error) {
 	}
 	h.mu.Unlock()
 	if wake {
-		sockWrite(h.wakeW, []byte{0})
+		h.poke()
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -102,7 +104,7 @@ func (h *pollHub) kick(w *pollWaiter) {
 	h.notify(w)
 	h.mu.Unlock()
 	if wake {
-		sockWrite(h.wakeW, []byte{0})
+		h.poke()
 	}
 }
 
@@ -152,6 +154,30 @@ func wakePair() (r, w windows.Handle, err error) {
 		return 0, 0, err
 	}
 	return r, w, nil
+}
+
+// poke writes the byte that interrupts the hub's poll. Under Wine a
+// send on a socket another thread is sending on can fail with
+// WSAEWOULDBLOCK though the buffer is empty, and a lost byte would leave
+// the hub in a poll without the new registrations (their calls would go
+// on only at each slice's end): so the writes are serialized and retried,
+// and if one still fails the next registration pokes again.
+func (h *pollHub) poke() {
+	h.pokeMu.Lock()
+	defer h.pokeMu.Unlock()
+	for try := 0; try < 100; try++ {
+		n, e := sockWrite(h.wakeW, []byte{0})
+		if n == 1 {
+			return
+		}
+		if e != syscall.EAGAIN {
+			break
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	h.mu.Lock()
+	h.woken = false
+	h.mu.Unlock()
 }
 
 // wake reports whether the caller must interrupt the hub's poll, and
