@@ -334,16 +334,22 @@ func testHeldEnded(t *testing.T, kind string) {
 	e := testEngine(t)
 	srv := newTrace()
 	u := &websocket.Upgrader{Options: websocket.Options{Handler: srv, Engine: e}}
+	// The client reads its 101 before the handler cuts the connection:
+	// CloseNow resets it, and a reset that came first would discard the
+	// 101 unread (it failed so once in CI, on a loaded machine).
+	got101 := make(chan struct{})
 	url := serveHandler(t, kind, func(w http.ResponseWriter, r *http.Request) {
 		c, err := u.Upgrade(w, r, nil)
 		if err != nil {
 			return
 		}
+		wait(got101)
 		c.CloseNow()
 		time.Sleep(10 * time.Millisecond) // the loop lets the connection go meanwhile
 		c.SetContext(newUser(1))
 	})
 	rc, resp := rawDial(t, url)
+	close(got101)
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		t.Fatalf("status %d, want 101", resp.StatusCode)
 	}
