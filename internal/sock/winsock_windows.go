@@ -93,13 +93,8 @@ func winErrno(e error) syscall.Errno {
 	if !ok {
 		return syscall.EIO
 	}
-	return wsaErrno(en)
+	return PortableErrno(en)
 }
-
-// wsaErrno is winErrno for a call made with syscall.SyscallN, whose
-// errno is not boxed in an error: the calls of every receive and send
-// stay free of allocations.
-func wsaErrno(en syscall.Errno) syscall.Errno { return PortableErrno(en) }
 
 // sockRead is a non-blocking recv(2) of s into p.
 func sockRead(s windows.Handle, p []byte) (int, syscall.Errno) {
@@ -111,7 +106,7 @@ func sockRead(s windows.Handle, p []byte) (int, syscall.Errno) {
 		if e == windows.WSAESHUTDOWN {
 			return 0, 0 // shut for receiving: the end of the stream, as on Unix
 		}
-		return 0, wsaErrno(e)
+		return 0, PortableErrno(e)
 	}
 	return int(r), 0
 }
@@ -123,7 +118,7 @@ func sockWrite(s windows.Handle, p []byte) (int, syscall.Errno) {
 	}
 	r, _, e := syscall.SyscallN(procSend.Addr(), uintptr(s), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
 	if failed(r) {
-		return 0, wsaErrno(e)
+		return 0, PortableErrno(e)
 	}
 	return int(r), 0
 }
