@@ -100,6 +100,9 @@ func (h *loopHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
 	if d := s.headerTimeout(); d > 0 {
 		ec.SetReadDeadline(time.Now().Add(d))
 	}
+	if c.tls != nil && c.tls.NegotiatedProtocol == "h2" {
+		c.startH2()
+	}
 	return nil, engine.None
 }
 
@@ -183,6 +186,11 @@ func (c *conn) serveInput(in *engine.Inbound) engine.Action {
 			}
 			if in.Len() == 0 {
 				return engine.None
+			}
+			if !c.served && !c.inHead && c.tls == nil && c.s.h2c() {
+				if act, ok := c.priorKnowledge(in); ok {
+					return act
+				}
 			}
 			if act, ok := c.readHead(in); !ok {
 				return act

@@ -116,6 +116,11 @@ func (c *conn) readHead(in *engine.Inbound) (engine.Action, bool) {
 	}
 	c.served = true
 	c.afterPOST = req.Method == "POST"
+	if c.tls == nil && s.h2c() {
+		if settings, ok := wantsH2c(req); ok {
+			return c.upgradeH2c(req, settings, in), false
+		}
+	}
 	return c.begin(req, in)
 }
 

@@ -29,7 +29,7 @@ type pool struct {
 // worker is a pooled goroutine; its channel holds at most the one
 // request it is handed while idle (nil: leave).
 type worker struct {
-	jobs  chan *exchange
+	jobs  chan job
 	since uint64 // the janitor's round when it became idle
 }
 
@@ -37,6 +37,11 @@ type worker struct {
 // were idle when it last looked and have stayed so (idle for poolIdle to
 // twice that).
 const poolIdle = 10 * time.Second
+
+// job is what a pooled goroutine runs: an HTTP/1 exchange or an HTTP/2
+// stream. run reports whether the handler took its connection with
+// Hijack, which released its place in the pool.
+type job interface{ run() bool }
 
 func newPool(max int) *pool {
 	p := &pool{max: max, quit: make(chan struct{})}
@@ -46,7 +51,7 @@ func newPool(max int) *pool {
 
 // submit hands ex to an idle goroutine or a new one, and reports false,
 // without waiting, when max handlers run (or the pool has stopped).
-func (p *pool) submit(ex *exchange) bool {
+func (p *pool) submit(ex job) bool {
 	p.mu.Lock()
 	if p.stopped || p.max > 0 && p.busy >= p.max {
 		p.mu.Unlock()
@@ -62,12 +67,12 @@ func (p *pool) submit(ex *exchange) bool {
 		return true
 	}
 	p.mu.Unlock()
-	go p.work(&worker{jobs: make(chan *exchange, 1)}, ex)
+	go p.work(&worker{jobs: make(chan job, 1)}, ex)
 	return true
 }
 
 // work runs ex, then the requests it is handed while idle.
-func (p *pool) work(w *worker, ex *exchange) {
+func (p *pool) work(w *worker, ex job) {
 	for ex != nil {
 		if ex.run() {
 			return // hijacked: released, so this goroutine is no longer the pool's

@@ -92,6 +92,7 @@ func (s *Server) start() error {
 		return err
 	}
 	s.eng = e
+	s.h2 = s.h2Limits()
 	s.pool = newPool(s.MaxHandlers)
 	s.done = make(chan struct{})
 	return nil

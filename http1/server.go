@@ -16,7 +16,7 @@ import (
 
 // Server serves HTTP/1.x with a Handler. Its fields follow net/http.Server
 // where it has them, with the same meaning and defaults; the fields after
-// ConnContext are gale's. A Server must not be copied after first use, and
+// Protocols are gale's. A Server must not be copied after first use, and
 // its fields must not change once it serves.
 type Server struct {
 	// Addr is the TCP address ListenAndServe and ListenAndServeTLS listen
@@ -25,7 +25,8 @@ type Server struct {
 	// Handler serves each request; http.DefaultServeMux when nil.
 	Handler http.Handler
 	// TLSConfig configures ServeTLS and ListenAndServeTLS; it is cloned,
-	// and NextProtos defaults to "http/1.1" (no HTTP/2 here).
+	// and NextProtos defaults to "h2" and "http/1.1", as Protocols
+	// allows.
 	TLSConfig *tls.Config
 	// ReadTimeout bounds the reading of a whole request, body included,
 	// from its first byte. 0 means none.
@@ -63,6 +64,18 @@ type Server struct {
 	BaseContext func(net.Listener) context.Context
 	// ConnContext derives the context of a new connection's requests.
 	ConnContext func(ctx context.Context, c net.Conn) context.Context
+	// HTTP2 configures HTTP/2 connections, as net/http's field does:
+	// MaxConcurrentStreams, MaxDecoderHeaderTableSize,
+	// MaxEncoderHeaderTableSize, MaxReadFrameSize (16 KiB by default
+	// here), MaxReceiveBufferPerConnection, MaxReceiveBufferPerStream and
+	// WriteByteTimeout (DefaultHTTP2StallTimeout when 0); the other
+	// fields are a client's. nil is the defaults.
+	HTTP2 *http.HTTP2Config
+	// Protocols is the set of protocols served, as net/http's field:
+	// when nil, HTTP/1 and, over TLS, HTTP/2 (negotiated by ALPN).
+	// UnencryptedHTTP2 serves HTTP/2 in the clear (h2c): with prior
+	// knowledge, and by "Upgrade: h2c".
+	Protocols *http.Protocols
 
 	// Mode chooses loops or net/http's goroutines per connection;
 	// ModeLoop by default.
@@ -105,6 +118,7 @@ type Server struct {
 	Engine engine.Options
 
 	mu        sync.Mutex
+	h2        h2limits // fixed by start
 	eng       *engine.Engine
 	listeners map[*net.Listener]struct{}
 	conns     connList   // the loop-served connections open
@@ -177,7 +191,8 @@ func (s *Server) Serve(l net.Listener) error {
 // for its ClientHello on the loop, then handshakes on a goroutine of its
 // own, holding one of the engine's HandshakeWorkers only while it
 // computes (see engine.Options): stalled handshakes never keep other
-// clients waiting. The protocol negotiated by ALPN is "http/1.1".
+// clients waiting. ALPN negotiates "h2" (HTTP/2) or "http/1.1", as
+// Protocols allows.
 func (s *Server) ServeTLS(l net.Listener, certFile, keyFile string) error {
 	cfg, err := s.tlsConfig(certFile, keyFile)
 	if err != nil {
@@ -193,7 +208,14 @@ func (s *Server) tlsConfig(certFile, keyFile string) (*tls.Config, error) {
 		cfg = s.TLSConfig.Clone()
 	}
 	if len(cfg.NextProtos) == 0 {
-		cfg.NextProtos = []string{"http/1.1"}
+		if h1, h2, _ := s.serves(); h2 {
+			cfg.NextProtos = append(cfg.NextProtos, "h2")
+			if h1 {
+				cfg.NextProtos = append(cfg.NextProtos, "http/1.1")
+			}
+		} else {
+			cfg.NextProtos = []string{"http/1.1"}
+		}
 	}
 	if len(cfg.Certificates) == 0 && cfg.GetCertificate == nil || certFile != "" || keyFile != "" {
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)

@@ -170,6 +170,10 @@ func (s *Server) closeIdle() {
 	s.mu.Unlock()
 	for _, c := range conns {
 		c.ec.Execute(func(*engine.Conn) {
+			if h, ok := c.proto.(*h2conn); ok {
+				h.shutdown() // GOAWAY; it closes once its streams end
+				return
+			}
 			if c.state.Load() == stIdle && !c.inHead {
 				c.quit.Store(true)
 				c.ec.Close()
