@@ -100,8 +100,12 @@ func (h *loopHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
 	if d := s.headerTimeout(); d > 0 {
 		ec.SetReadDeadline(time.Now().Add(d))
 	}
-	if c.tls != nil && c.tls.NegotiatedProtocol == "h2" {
-		c.startH2()
+	if c.tls != nil {
+		if c.tls.NegotiatedProtocol == "h2" {
+			c.startH2()
+		} else if h1, _, _ := s.serves(); !h1 {
+			return nil, engine.Close // HTTP/2 only, and the client did not ask for it
+		}
 	}
 	return nil, engine.None
 }

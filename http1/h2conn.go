@@ -64,7 +64,7 @@ type h2conn struct {
 	calmed     int                  // streams refused or reset under their handler, less those served
 	recent     [8]uint32            // the streams closed last, for STREAM_CLOSED
 	recentAt   int
-	closed     bool                 // the connection closed
+	closed     bool // the connection closed
 }
 
 // The client's connection preface (RFC 9113 §3.4).

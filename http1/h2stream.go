@@ -56,7 +56,9 @@ var errStreamReset = errors.New("http2: stream reset")
 // streamResetError is a reset by the client, with its code.
 type streamResetError struct{ code h2frame.ErrCode }
 
-func (e *streamResetError) Error() string { return "http2: stream reset by the client: " + e.code.String() }
+func (e *streamResetError) Error() string {
+	return "http2: stream reset by the client: " + e.code.String()
+}
 
 // errWriteTimeout fails a stream's writes once its write deadline passed.
 var errWriteTimeout = fmt.Errorf("http2: write deadline passed: %w", os.ErrDeadlineExceeded)

@@ -30,11 +30,16 @@ func (s *Server) h2c() bool {
 
 // priorKnowledge switches a new cleartext connection that begins with
 // HTTP/2's preface; it reports false when the input is no preface, and
-// true, with nothing done, while the input is a preface's beginning.
+// true, with nothing done, while the input is a preface's beginning. A
+// server without HTTP/1 closes a connection that begins otherwise.
 func (c *conn) priorKnowledge(in *engine.Inbound) (engine.Action, bool) {
 	b := in.Bytes()
 	n := min(len(b), len(h2Preface))
 	if string(b[:n]) != h2Preface[:n] {
+		if h1, _, _ := c.s.serves(); !h1 {
+			c.quit.Store(true)
+			return engine.Close, true
+		}
 		return engine.None, false
 	}
 	if n < len(h2Preface) {
