@@ -447,8 +447,8 @@ func testNetHTTPClientTLS(t *testing.T) {
 		if err != nil || resp.StatusCode != 200 || string(got) != want {
 			t.Fatalf("GET %s = %d %.80q, %v; want 200 %.80q", target, resp.StatusCode, got, err, want)
 		}
-		if resp.Proto != "HTTP/1.1" || resp.TLS == nil || resp.TLS.NegotiatedProtocol != "http/1.1" {
-			t.Errorf("GET %s: %s, TLS %+v; want HTTP/1.1 and ALPN http/1.1", target, resp.Proto, resp.TLS)
+		if resp.Proto != "HTTP/2.0" || resp.TLS == nil || resp.TLS.NegotiatedProtocol != "h2" {
+			t.Errorf("GET %s: %s, TLS %+v; want HTTP/2.0 and ALPN h2", target, resp.Proto, resp.TLS)
 		}
 		if reused != (i > 0) {
 			t.Errorf("GET %s (request %d): connection reused %v, want %v", target, i, reused, i > 0)

@@ -120,7 +120,7 @@ func ExampleServer_ServeTLS() {
 	defer cancel()
 	srv.Shutdown(ctx)
 	// Output:
-	// HTTP/1.1 HTTP/1.1 over TLS, ALPN "http/1.1"
+	// HTTP/2.0 HTTP/2.0 over TLS, ALPN "h2"
 }
 
 // In ModeMixed the first connections (fewer than MixedThreshold open)

@@ -105,7 +105,6 @@ func (h *h2conn) OnOpen(ec *engine.Conn) {
 		h2frame.Setting{ID: h2frame.SettingHeaderTableSize, Val: l.decTable},
 		h2frame.Setting{ID: h2frame.SettingInitialWindowSize, Val: uint32(l.streamWindow)},
 		h2frame.Setting{ID: h2frame.SettingMaxHeaderListSize, Val: l.maxHeaderList},
-		h2frame.Setting{ID: h2frame.SettingEnableConnectProtocol, Val: 1},
 	)
 	if d := l.connWindow - h2InitialWindow; d > 0 {
 		b = h2frame.AppendWindowUpdate(b, 0, uint32(d))

@@ -224,7 +224,7 @@ func TestServeTLS(t *testing.T) { backendtest.Run(t, testServeTLS) }
 
 func testServeTLS(t *testing.T) {
 	addr, _ := startTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.TLS == nil || r.TLS.NegotiatedProtocol != "http/1.1" {
+		if r.TLS == nil || r.TLS.NegotiatedProtocol != "h2" {
 			t.Errorf("r.TLS = %+v", r.TLS)
 		}
 		io.WriteString(w, "secure")
@@ -241,7 +241,7 @@ func testServeTLS(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if string(b) != "secure" || resp.ProtoMajor != 1 {
+		if string(b) != "secure" || resp.ProtoMajor != 2 {
 			t.Fatalf("got %q over %s", b, resp.Proto)
 		}
 	}
