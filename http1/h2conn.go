@@ -65,6 +65,7 @@ type h2conn struct {
 	recent     [8]uint32            // the streams closed last, for STREAM_CLOSED
 	recentAt   int
 	closed     bool // the connection closed
+	failed     bool // a connection error was sent: lingering closes the connection
 }
 
 // The client's connection preface (RFC 9113 §3.4).
@@ -116,7 +117,7 @@ func (h *h2conn) OnOpen(ec *engine.Conn) {
 // OnData reads the preface, then every whole frame.
 func (h *h2conn) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
 	if h.dead {
-		in.Discard(in.Len())
+		h.drop(in)
 		return engine.None
 	}
 	if !h.preface {
@@ -149,9 +150,20 @@ func (h *h2conn) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
 		}
 	}
 	if h.dead {
-		in.Discard(in.Len())
+		h.drop(in)
 	}
 	return engine.None
+}
+
+// drop discards the input of a connection that is ending; lingering
+// after a connection error, its deadline is set again (each input
+// consumed meets the engine's read deadline).
+func (h *h2conn) drop(in *engine.Inbound) {
+	if h.c.lingering != 0 {
+		h.c.linger(in)
+		return
+	}
+	in.Discard(in.Len())
 }
 
 // fail ends the connection for a connection error: GOAWAY with its code,
@@ -165,11 +177,28 @@ func (h *h2conn) fail(in *engine.Inbound, err error) engine.Action {
 	}
 	h.dead = true
 	h.mu.Lock()
-	h.goAway = true
+	h.failed = true // lingering closes it
 	h.mu.Unlock()
 	h.ec.Write(h2frame.AppendGoAway(nil, h.lastID, code, nil))
 	h.c.linger(in)
+	h.abortAll()
 	return engine.None
+}
+
+// abortAll ends every stream: the connection is going, with no word for
+// them (a connection error, or the connection closed).
+func (h *h2conn) abortAll() {
+	h.mu.Lock()
+	h.goAway = true
+	var open []*h2stream
+	for _, st := range h.streams {
+		open = append(open, st)
+	}
+	clear(h.streams)
+	h.mu.Unlock()
+	for _, st := range open {
+		st.abort(errH2Closed)
+	}
 }
 
 // OnEOF: the client's stream ended; the connection closes once the
@@ -211,15 +240,8 @@ func (h *h2conn) OnDeadline(ec *engine.Conn, err error) engine.Action {
 func (h *h2conn) OnClose(ec *engine.Conn, err error) {
 	h.mu.Lock()
 	h.closed = true
-	var open []*h2stream
-	for _, st := range h.streams {
-		open = append(open, st)
-	}
-	clear(h.streams)
 	h.mu.Unlock()
-	for _, st := range open {
-		st.abort(errH2Closed)
-	}
+	h.abortAll()
 	h.s.setState(h.c, http.StateClosed)
 }
 

@@ -281,7 +281,7 @@ func (h *h2conn) closeStream(st *h2stream) {
 func (h *h2conn) settle() {
 	h.mu.Lock()
 	idle := len(h.streams) == 0 && h.handlers == 0
-	end := idle && h.goAway && !h.closed
+	end := idle && h.goAway && !h.closed && !h.failed
 	wasActive := h.active
 	h.active = !idle
 	h.mu.Unlock()
