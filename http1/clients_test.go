@@ -416,8 +416,7 @@ func startTLS(t *testing.T, h http.Handler) (string, tlstest.Files) {
 }
 
 // TestNetHTTPClientTLS: net/http's client, offering h2 and http/1.1 by
-// ALPN, is given http/1.1, and keeps its connection for the next
-// request.
+// ALPN, is given h2, and keeps its connection for the next request.
 func TestNetHTTPClientTLS(t *testing.T) { backendtest.Run(t, testNetHTTPClientTLS) }
 
 func testNetHTTPClientTLS(t *testing.T) {

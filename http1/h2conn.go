@@ -201,17 +201,13 @@ func (h *h2conn) abortAll() {
 	}
 }
 
-// OnEOF: the client's stream ended; the connection closes once the
-// responses in progress are written, as HTTP/1's does.
+// OnEOF: the client's stream ended, and with it the connection, as
+// net/http's HTTP/2 server takes it: no WINDOW_UPDATE can come any
+// more, so the streams in progress end (their handlers' contexts are
+// canceled) and the connection closes.
 func (h *h2conn) OnEOF(ec *engine.Conn) engine.Action {
 	h.dead = true
-	h.mu.Lock()
-	h.goAway = true
-	busy := h.handlers > 0
-	h.mu.Unlock()
-	if busy {
-		return engine.None // the last handler closes it (streamDone)
-	}
+	h.abortAll()
 	return engine.Close
 }
 

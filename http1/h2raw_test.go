@@ -36,8 +36,7 @@ func dialH2(t testing.TB, addr string, settings ...http2.Setting) *h2raw {
 	r := &h2raw{t: t, c: c, fr: http2.NewFramer(c, c)}
 	r.fr.ReadMetaHeaders = nil
 	r.fr.SetMaxReadFrameSize(1 << 20)
-	r.enc = hpack.NewEncoder(&r.buf)
-	r.dec = hpack.NewDecoder(4096, nil)
+	r.enc, r.dec = newHPACK(&r.buf)
 	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
 		t.Fatal(err)
 	}
@@ -134,4 +133,9 @@ func (r *h2raw) status(id uint32) string {
 			r.t.Fatalf("GOAWAY %v waiting for stream %d", f.ErrCode, id)
 		}
 	}
+}
+
+// newHPACK returns an encoder writing to buf and a decoder.
+func newHPACK(buf *bytes.Buffer) (*hpack.Encoder, *hpack.Decoder) {
+	return hpack.NewEncoder(buf), hpack.NewDecoder(4096, nil)
 }
