@@ -19,7 +19,8 @@ import (
 // frames as they come, within the client's windows.
 type h2writer struct {
 	st     *h2stream
-	header http.Header
+	header http.Header // the handler's
+	snap   http.Header // header as WriteHeader found it: what the HEADERS carry
 
 	mu          sync.Mutex // orders 100 Continue against the HEADERS
 	status      int
@@ -60,13 +61,14 @@ func (w *h2writer) WriteHeader(code int) {
 		return
 	}
 	w.wroteHeader, w.status = true, code
-	if cl := w.header.Get("Content-Length"); cl != "" {
+	w.snap = w.header.Clone() // later changes are not sent, but for trailers
+	if cl := w.snap.Get("Content-Length"); cl != "" {
 		v, err := strconv.ParseInt(cl, 10, 64)
 		if err == nil && v >= 0 {
 			w.declared = v
 		} else {
 			w.st.h.s.logf("http2: invalid Content-Length of %q", cl)
-			w.header.Del("Content-Length")
+			w.snap.Del("Content-Length")
 		}
 	}
 	w.noBody = w.st.req.Method == "HEAD" || !bodyAllowed(code)
@@ -91,6 +93,13 @@ func (w *h2writer) Write(p []byte) (int, error) {
 		if !w.committed && len(w.buf) < 512 {
 			w.buf = append(w.buf, p[:min(len(p), 512-len(w.buf))]...) // kept for sniffing
 		}
+		if !w.committed && w.written > outBufSize {
+			// Past the buffer, as a body would be: the head goes without
+			// a length, as net/http's does.
+			if err := w.commit(false, nil); err != nil {
+				return 0, err
+			}
+		}
 		return len(p), nil
 	}
 	if w.err != nil {
@@ -99,6 +108,11 @@ func (w *h2writer) Write(p []byte) (int, error) {
 	if len(w.buf)+len(p) <= outBufSize {
 		w.buf = append(w.buf, p...)
 		return len(p), nil
+	}
+	if !w.committed {
+		if err := w.commit(false, p); err != nil {
+			return 0, err
+		}
 	}
 	if err := w.flush(false); err != nil {
 		return 0, err
@@ -158,7 +172,7 @@ func (w *h2writer) flush(final bool) error {
 		return w.err
 	}
 	if !w.committed {
-		if err := w.commit(final); err != nil || final {
+		if err := w.commit(final, nil); err != nil || final {
 			return err
 		}
 	}
@@ -181,7 +195,7 @@ func (w *h2writer) finish() {
 		return
 	}
 	if !w.committed {
-		w.commit(true)
+		w.commit(true, nil)
 		w.release()
 		return
 	}
@@ -202,12 +216,14 @@ func (w *h2writer) release() {
 }
 
 // commit sends the HEADERS. When final (the handler returned) the
-// buffer is the whole body: it goes with them, with its length.
-func (w *h2writer) commit(final bool) error {
+// buffer is the whole body: it goes with them, with its length. next is
+// what the handler is writing past the buffer, to sniff the type from
+// when the buffer is empty.
+func (w *h2writer) commit(final bool, next []byte) error {
 	w.mu.Lock()
 	w.committed = true
 	w.mu.Unlock()
-	h := w.header
+	h := w.snap
 	for _, v := range h["Trailer"] {
 		for _, f := range strings.Split(v, ",") {
 			if f = http.CanonicalHeaderKey(strings.TrimSpace(f)); httpguts.ValidTrailerHeader(f) {
@@ -222,17 +238,17 @@ func (w *h2writer) commit(final bool) error {
 			go w.st.h.shutdown()
 		}
 	}
-	if final && w.declared < 0 && len(w.trailers) == 0 && !hasTrailerPrefix(h) && bodyAllowed(w.status) &&
-		(w.st.req.Method != "HEAD" || w.written > 0) {
+	if final && w.declared < 0 && bodyAllowed(w.status) && (w.st.req.Method != "HEAD" || w.written > 0) {
 		h.Set("Content-Length", strconv.FormatInt(w.written, 10))
 	}
 	if bodyAllowed(w.status) {
-		if _, ok := h["Content-Type"]; !ok && h.Get("Content-Encoding") == "" && len(w.buf) > 0 {
-			h.Set("Content-Type", http.DetectContentType(w.buf))
+		sniff := w.buf
+		if len(sniff) == 0 {
+			sniff = next
 		}
-	} else if w.status == http.StatusNotModified {
-		delete(h, "Content-Type")
-		delete(h, "Content-Length")
+		if _, ok := h["Content-Type"]; !ok && h.Get("Content-Encoding") == "" && len(sniff) > 0 {
+			h.Set("Content-Type", http.DetectContentType(sniff[:min(len(sniff), 512)]))
+		}
 	}
 	if _, ok := h["Date"]; !ok {
 		h.Set("Date", string(date()))
@@ -252,15 +268,6 @@ func (w *h2writer) commit(final bool) error {
 		return err
 	}
 	return w.sendHeaders(0, t, true)
-}
-
-func hasTrailerPrefix(h http.Header) bool {
-	for k := range h {
-		if strings.HasPrefix(k, http.TrailerPrefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // trailer gathers the trailers to send, as net/http does: the declared
