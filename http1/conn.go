@@ -9,6 +9,7 @@ import (
 
 	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/internal/connslot"
+	"github.com/galeio/gale/internal/h2frame"
 )
 
 // The states of a loop-served connection. The loop owns the connection
@@ -102,6 +103,11 @@ func (h *loopHandler) OnOpen(ec *engine.Conn) ([]byte, engine.Action) {
 	}
 	if c.tls != nil {
 		if c.tls.NegotiatedProtocol == "h2" {
+			if c.tls.Version < tls.VersionTLS12 {
+				// RFC 9113 §9.2: HTTP/2 over TLS 1.2 or later only.
+				ec.Write(h2frame.AppendGoAway(nil, 0, h2frame.ErrCodeInadequateSecurity, nil))
+				return nil, engine.Close
+			}
 			c.startH2()
 		} else if h1, _, _ := s.serves(); !h1 {
 			return nil, engine.Close // HTTP/2 only, and the client did not ask for it

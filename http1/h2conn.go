@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/galeio/gale/engine"
@@ -45,6 +46,8 @@ type h2conn struct {
 	enc    *hpack.Encoder
 	encBuf bytes.Buffer
 	hdrOut []byte // the frames of the block being written
+
+	idleBy atomic.Int64 // when IdleTimeout's wait ends, in Unix nanoseconds; 0 while a stream is open
 
 	// outMu is held by the one goroutine at a time that waits for the
 	// connection's output to drain (engine.Conn.WaitOutput's rule).
@@ -151,6 +154,8 @@ func (h *h2conn) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
 	}
 	if h.dead {
 		h.drop(in)
+	} else {
+		h.rearm()
 	}
 	return engine.None
 }
@@ -262,7 +267,26 @@ func (h *h2conn) shutdown() {
 // idle starts IdleTimeout's wait, once no stream is open. Any goroutine.
 func (h *h2conn) idle() {
 	if d := h.s.idleTimeout(); d > 0 {
-		h.ec.SetReadDeadline(time.Now().Add(d))
+		t := time.Now().Add(d)
+		h.idleBy.Store(t.UnixNano())
+		h.ec.SetReadDeadline(t)
+	}
+}
+
+// rearm sets the idle deadline again after frames that opened no stream
+// (PING, SETTINGS, WINDOW_UPDATE): each input consumed meets the
+// engine's read deadline, and only a stream ends HTTP/2's idleness, as
+// in net/http. The loop.
+func (h *h2conn) rearm() {
+	by := h.idleBy.Load()
+	if by == 0 {
+		return
+	}
+	h.mu.Lock()
+	idle := !h.active
+	h.mu.Unlock()
+	if idle {
+		h.ec.SetReadDeadline(time.Unix(0, by))
 	}
 }
 

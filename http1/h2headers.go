@@ -227,7 +227,8 @@ func (h *h2conn) open(id uint32, fields []hpack.HeaderField, end bool) error {
 
 // busy ends the idle timeout's wait: a stream is open. The loop.
 func (h *h2conn) busy() {
-	if h.s.idleTimeout() > 0 {
+	h.idleBy.Store(0)
+	if h.s.idleTimeout() > 0 || h.s.headerTimeout() > 0 {
 		h.ec.SetReadDeadline(time.Time{})
 	}
 	h.s.setState(h.c, http.StateActive)
