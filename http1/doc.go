@@ -1,5 +1,5 @@
-// Package http1 serves HTTP/1.x with any net/http Handler from gale's
-// event loops.
+// Package http1 serves HTTP/1.x and HTTP/2 with any net/http Handler
+// from gale's event loops.
 //
 // A [Server] looks and behaves like net/http's: the same fields where they
 // exist (Handler, TLSConfig, the timeouts, MaxHeaderBytes, ErrorLog,
@@ -21,6 +21,26 @@
 // [ModeMixed] serves connections with net/http's own goroutine per
 // connection while fewer than MixedThreshold are open, and with the
 // loops beyond.
+//
+// # HTTP/2
+//
+// Over TLS, a client that offers "h2" by ALPN (every browser, net/http's
+// client, gRPC) is served HTTP/2, as by net/http's server; with
+// [Server.Protocols]' UnencryptedHTTP2, so is a cleartext client that
+// begins with HTTP/2's preface (prior knowledge) or asks with "Upgrade:
+// h2c". Frames are read on the loop, whole and in place; each stream's
+// request goes to a handler goroutine once its header block is whole
+// (HPACK by golang.org/x/net/http2/hpack), with the *http.Request and
+// ResponseWriter semantics of net/http's HTTP/2: Flusher, trailers,
+// http.ResponseController's deadlines, a body read while the response is
+// written, and r.Context() canceled by the client's RST_STREAM. An idle
+// HTTP/2 connection holds no goroutine: its HPACK tables, a few hundred
+// bytes of state and its socket. Flow control runs both ways: a request
+// body's DATA is held up to the stream's window (HTTP2's
+// MaxReceiveBufferPerStream, 1 MiB; all of a connection's bodies up to
+// MaxReceiveBufferPerConnection, 1 MiB), given back as the handler reads;
+// a handler's Write waits for the client's window, and for the
+// connection's output to drain past 128 KiB.
 //
 // Request heads are parsed by net/http's own parser (http.ReadRequest),
 // with the checks net/http's server adds (Host, header names and values,
@@ -48,6 +68,23 @@
 // 256 KiB (the handler's Write then waits), an unread body is dropped up
 // to 256 KiB before the connection closes, and a stalled TLS handshake
 // holds no worker of the engine's.
+//
+// HTTP/2 adds its own bounds, each with a hostile client's test
+// (TestH2RapidReset and its neighbours): at most
+// HTTP2.MaxConcurrentStreams (250) streams open and as many handlers
+// running per connection, those of streams the client reset included (a
+// rapid reset, CVE-2023-44487, is refused and, past a count, disconnected
+// with ENHANCE_YOUR_CALM); a header block's decoded list within
+// MAX_HEADER_LIST_SIZE (MaxHeaderBytes and some; a larger one, as an
+// HPACK bomb, is answered 431 without being held) and its compressed
+// bytes within that and 64 KiB (a CONTINUATION flood, CVE-2023-45288,
+// ends the connection); frames that do no work (PING, SETTINGS,
+// PRIORITY, empty DATA and CONTINUATION, unknown types) within a budget
+// of 2,000 that refills at 500 a second; answers to a client that does
+// not read them within 1 MiB of output; and a client that keeps its
+// window shut, or does not read, holds a handler's Write for
+// DefaultHTTP2StallTimeout (30 s; HTTP2.WriteByteTimeout) at most, then
+// the stream is reset, or the connection closed.
 // Like net/http's, a Server sets no timeouts and no cap on handlers by
 // default: a server on the internet should set ReadHeaderTimeout,
 // ReadTimeout (or per-request deadlines), WriteTimeout and IdleTimeout,
@@ -86,11 +123,21 @@
 //     the middle of a head is closed without net/http's 400.
 //   - A 2xx answer to CONNECT is framed as the net/http of the Go release
 //     the program is built with frames it: from Go 1.27 on, as a tunnel.
+//   - Over HTTP/2, the Keep-Alive and Upgrade fields a handler sets are
+//     dropped with Connection and Transfer-Encoding (RFC 9113 §8.2.2;
+//     net/http sends the first two, which curl, nghttp and Chromium
+//     refuse); the frames read are 16 KiB at most by default (net/http
+//     reads 1 MiB), since a frame is read whole on the loop; and a
+//     response stalled by its client is reset after
+//     DefaultHTTP2StallTimeout (net/http waits for ever).
 //
 // # Limitations
 //
-// HTTP/2 is not served (TLSConfig's NextProtos is "http/1.1"). A TLS
-// connection cannot be hijacked: Hijack returns http.ErrNotSupported
+// HTTP/2 has no server push (http.Pusher; browsers dropped it) and no
+// WebSocket over HTTP/2 (RFC 8441's extended CONNECT is not announced,
+// so browsers open a WebSocket on an HTTP/1.1 connection of its own);
+// PRIORITY frames are read and ignored, and streams share a connection's
+// window first come, first served. A TLS connection cannot be hijacked: Hijack returns http.ErrNotSupported
 // ([github.com/galeio/gale/websocket.Upgrader] upgrades it on its loop instead). A chunked body
 // that the loop had decoded ahead of its handler comes out of a hijacked
 // connection re-framed as one chunk of the same data.

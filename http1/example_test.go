@@ -80,7 +80,8 @@ func ExampleServer_Serve() {
 }
 
 // ServeTLS takes the certificate and key as PEM files. A client offering
-// HTTP/2 by ALPN, as net/http's does, is given HTTP/1.1.
+// HTTP/2 by ALPN, as net/http's does, is given HTTP/2: its streams are
+// served on the loops, each request's handler on a goroutine of its own.
 func ExampleServer_ServeTLS() {
 	// The test PKI's files stand in for a real certificate and key;
 	// tlstest.Get().ClientConfig() trusts its CA.
@@ -163,4 +164,48 @@ func ExampleMode() {
 	// hello, 0
 	// hello, 1
 	// hello, 2
+}
+
+// Protocols turns on HTTP/2 in the clear (h2c), as with net/http's
+// server: a client with prior knowledge, such as net/http's client with
+// UnencryptedHTTP2, or one that asks with "Upgrade: h2c", speaks HTTP/2
+// without TLS. Here a gRPC server could be the handler: grpc-go's
+// ServeHTTP is an http.Handler.
+func ExampleServer_unencryptedHTTP2() {
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	srv := &http1.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "%s, stream of its own\n", r.Proto)
+		}),
+		Protocols: &protos,
+		HTTP2:     &http.HTTP2Config{MaxConcurrentStreams: 100},
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go srv.Serve(ln)
+
+	var clientProtos http.Protocols
+	clientProtos.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: &clientProtos}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get("http://" + ln.Addr().String() + "/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s %s", resp.Proto, body)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(ctx)
+	// Output:
+	// HTTP/2.0 HTTP/2.0, stream of its own
 }
