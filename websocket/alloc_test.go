@@ -14,7 +14,7 @@ import (
 // server and client, both ways, costs no allocation, uncompressed and
 // compressed.
 func TestEchoAllocs(t *testing.T) {
-	if backendtest.NetSocketsOnNet() { // the server is http1's, on package net's listener
+	if backendtest.NetSocketsOnNet() { // the server is httpd's, on package net's listener
 		t.Skip("net backend: a worker goroutine and its record per operation")
 	}
 	for _, mode := range []websocket.CompressionMode{websocket.CompressionDisabled, websocket.CompressionEnabled} {

@@ -2,7 +2,7 @@ package websocket_test
 
 // The Autobahn testsuite (wstest, autobahntestsuite), every case of
 // groups 1-13, against gale's WebSocket server and client: wstest's
-// fuzzingclient tests echo servers on http1.Server (plain and TLS, with
+// fuzzingclient tests echo servers on httpd.Server (plain and TLS, with
 // and without context takeover); wstest's fuzzingserver tests echo
 // clients made by Dialer. A case passes when wstest calls it OK,
 // NON-STRICT or INFORMATIONAL, in its behavior and its close behavior.
@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/tlstest"
 	"github.com/galeio/gale/websocket"
@@ -61,7 +61,7 @@ func (abEcho) OnMessage(c *websocket.Conn, typ websocket.MessageType, data []byt
 	c.WriteMessage(typ, data)
 }
 
-// startEcho starts an echo server at /ws on http1.Server, on an
+// startEcho starts an echo server at /ws on httpd.Server, on an
 // ephemeral port of 127.0.0.1, and returns its URL.
 func startEcho(t *testing.T, mode websocket.CompressionMode, useTLS bool) string {
 	t.Helper()
@@ -81,7 +81,7 @@ func startEcho(t *testing.T, mode websocket.CompressionMode, useTLS bool) string
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &http1.Server{Handler: mux}
+	s := &httpd.Server{Handler: mux}
 	scheme := "ws"
 	if useTLS {
 		// wstest's fuzzingclient checks no certificate (it uses Twisted's

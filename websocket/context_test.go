@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/websocket"
 )
@@ -28,7 +28,7 @@ const raceConns = 300
 // serverKinds are the HTTP servers an Upgrader serves on: gale's, whose
 // connections stay on their loops, and net/http's, whose are hijacked and
 // adopted onto an engine.
-var serverKinds = []string{"http1", "net/http"}
+var serverKinds = []string{"httpd", "net/http"}
 
 // user is a test's per-connection value; done is closed by OnClose.
 type user struct {
@@ -90,7 +90,7 @@ func (g *hello) OnOpen(c *websocket.Conn) { c.WriteMessage(websocket.TextMessage
 
 func (g *hello) OnMessage(*websocket.Conn, websocket.MessageType, []byte) { g.got <- struct{}{} }
 
-// serveHandler serves h over gale's HTTP server ("http1") or net/http's
+// serveHandler serves h over gale's HTTP server ("httpd") or net/http's
 // ("net/http") and returns its ws:// URL; the server is closed at the
 // test's end.
 func serveHandler(t *testing.T, kind string, h http.HandlerFunc) string {
@@ -100,7 +100,7 @@ func serveHandler(t *testing.T, kind string, h http.HandlerFunc) string {
 		t.Cleanup(hs.Close)
 		return "ws://" + hs.Listener.Addr().String() + "/ws"
 	}
-	s := &http1.Server{Handler: h, Engine: engine.Options{Loops: 2}}
+	s := &httpd.Server{Handler: h, Engine: engine.Options{Loops: 2}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func testHeldEnded(t *testing.T, kind string) {
 
 // testHeldGoneBefore: the client ends its stream right after its upgrade
 // request, and the server sees that end before the handler upgrades.
-// http1.Server upgrades it all the same, and OnOpen (with the value),
+// httpd.Server upgrades it all the same, and OnOpen (with the value),
 // then OnClose come. net/http's has canceled the request's context,
 // which then cannot tell when the handler returns: the upgrade fails with
 // net.ErrClosed, with no callback.
@@ -387,7 +387,7 @@ func testHeldGoneBefore(t *testing.T, kind string) {
 	case <-time.After(2 * testTimeout):
 		t.Fatal("the handler did not return")
 	}
-	if kind == "http1" {
+	if kind == "httpd" {
 		if err != nil {
 			t.Fatalf("Upgrade after the client's end: %v, want nil", err)
 		}
@@ -506,7 +506,7 @@ func TestDialWith(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) {
 		e := testEngine(t)
 		u := &websocket.Upgrader{Options: websocket.Options{Handler: greet{}, Engine: e}}
-		url := serveHandler(t, "http1", func(w http.ResponseWriter, r *http.Request) { u.Upgrade(w, r, nil) })
+		url := serveHandler(t, "httpd", func(w http.ResponseWriter, r *http.Request) { u.Upgrade(w, r, nil) })
 		cli := &ctxSeen{}
 		d := &websocket.Dialer{Options: websocket.Options{Handler: cli, Engine: e}}
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)

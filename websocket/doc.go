@@ -6,7 +6,7 @@
 // # Entry points
 //
 // An [Upgrader] turns HTTP requests into connections. On gale's HTTP
-// server ([http1.Server]) the upgraded connection stays on the loop that
+// server ([httpd.Server]) the upgraded connection stays on the loop that
 // served its request, TLS included; on a net/http server the connection
 // is hijacked and adopted onto an engine's loops (see [Options.Engine]).
 // A [Dialer] opens client connections, doing the handshake on a loop too.
@@ -20,7 +20,7 @@
 //
 //	u := &websocket.Upgrader{Options: websocket.Options{Handler: echo{}}}
 //	http.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) { u.Upgrade(w, r, nil) })
-//	(&http1.Server{}).ListenAndServe() // or net/http's
+//	(&httpd.Server{}).ListenAndServe() // or net/http's
 //
 // # Concurrency
 //

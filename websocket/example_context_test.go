@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 	"github.com/galeio/gale/websocket"
 )
 
@@ -35,7 +35,7 @@ func ExampleConn_SetContext() {
 		}
 		c.SetContext(&session{name: r.URL.Query().Get("name")})
 	})
-	srv := &http1.Server{Handler: mux}
+	srv := &httpd.Server{Handler: mux}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	go srv.Serve(ln)
 	defer srv.Close()

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 	"github.com/galeio/gale/websocket"
 )
 
@@ -22,7 +22,7 @@ func serveEcho(o websocket.Options) (url string, stop func()) {
 // serveOptions starts a server with o, as ExampleUpgrader does.
 func serveOptions(o websocket.Options) (url string, stop func()) {
 	u := &websocket.Upgrader{Options: o}
-	srv := &http1.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := &httpd.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.Upgrade(w, r, nil)
 	})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -64,7 +64,7 @@ func say(url string, o websocket.Options, msg string) {
 // loop that served its request (TLS included), and costs no goroutine.
 func ExampleUpgrader() {
 	u := &websocket.Upgrader{Options: websocket.Options{Handler: echoHandler{}}}
-	srv := &http1.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := &httpd.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.Upgrade(w, r, nil) // on error, Upgrade has answered the request
 	})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 	"github.com/galeio/gale/websocket"
 )
 
@@ -39,7 +39,7 @@ func Example() {
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
 		u.Upgrade(w, r, nil) // on error, Upgrade has answered the request
 	})
-	srv := &http1.Server{Handler: mux}
+	srv := &httpd.Server{Handler: mux}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	go srv.Serve(ln)
 	defer srv.Close()

@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 )
 
 // Callbacks that wait for the HTTP handler.
@@ -30,7 +30,7 @@ import (
 // goroutine of their own, in that order, so that a Conn that Upgrade
 // returned gets both.
 //
-// http1.Server tells the handler's return (http1.AfterHandler). On
+// httpd.Server tells the handler's return (httpd.AfterHandler). On
 // net/http's the request's context does: it is canceled then, but also
 // when the server sees the client's end before the Hijack, which would
 // let the callbacks begin too early; so a context done once the
@@ -60,7 +60,7 @@ const (
 // server: c then holds nothing. c is not yet shared.
 func (c *Conn) holdFor(w http.ResponseWriter, r *http.Request) {
 	c.hold = holdShut
-	if http1.AfterHandler(w, c.release) {
+	if httpd.AfterHandler(w, c.release) {
 		return
 	}
 	ctx := r.Context()

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 	"github.com/galeio/gale/internal/testkit/backendtest"
 	"github.com/galeio/gale/internal/testkit/leaktest"
 	"github.com/galeio/gale/internal/testkit/tlstest"
@@ -80,7 +80,7 @@ func limitCloseTimeout(t *testing.T) {
 // that the peer is read while the queue holds megabytes.)
 func limitCloseUnread(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	srv := &http1.Server{Engine: engine.Options{WriteHighWater: 32 << 20, MaxWriteBuffer: 64 << 20}}
+	srv := &httpd.Server{Engine: engine.Options{WriteHighWater: 32 << 20, MaxWriteBuffer: 64 << 20}}
 	h, url := limitServer(t, websocket.Options{CloseTimeout: timeout}, srv)
 	h.flood.Store(8 << 20) // more than the kernel's socket buffers take
 	for _, tc := range []struct {
@@ -156,7 +156,7 @@ func limitIdle(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	const timeout = 300 * time.Millisecond
-	h, url = limitServer(t, websocket.Options{}, &http1.Server{Engine: engine.Options{ReadIdleTimeout: timeout}})
+	h, url = limitServer(t, websocket.Options{}, &httpd.Server{Engine: engine.Options{ReadIdleTimeout: timeout}})
 	rc, sc := hostile(t, h, url)
 	rc.send([]byte{0x81}) // a frame begun
 	served(t, url)
@@ -167,12 +167,12 @@ func limitIdle(t *testing.T) {
 
 // conn-cost: an upgraded connection costs no goroutine, its descriptor
 // (two on the net backend, whose package net keeps a duplicate) and no
-// timer, on http1 and (plain) under net/http alike; a TLS connection that
+// timer, on httpd and (plain) under net/http alike; a TLS connection that
 // net/http terminated is relayed by two goroutines through a socket pair.
 func limitConnCost(t *testing.T) {
 	const n = 50
 	onNet := 0
-	if backendtest.NetSocketsOnNet() { // http1's and net/http's conns
+	if backendtest.NetSocketsOnNet() { // httpd's and net/http's conns
 		onNet = 1 // package net's goroutine reading each connection
 	}
 	refs := backendtest.SocketRefs()
@@ -180,8 +180,8 @@ func limitConnCost(t *testing.T) {
 		name            string
 		goroutines, fds int // per connection, the server's
 	}{
-		{"http1 ws", onNet, refs},
-		{"http1 wss", onNet, refs},
+		{"httpd ws", onNet, refs},
+		{"httpd wss", onNet, refs},
 		{"net/http ws", onNet, refs},
 		{"net/http wss", 2 + onNet, 1 + refs + 1}, // the TLS socket, the pair's end on the loop, its other end
 	} {
@@ -206,7 +206,7 @@ func limitConnCost(t *testing.T) {
 	}
 }
 
-// connCostServer serves a limitHandler for conn-cost's case name (http1
+// connCostServer serves a limitHandler for conn-cost's case name (httpd
 // or net/http, ws or wss) and returns its URL, the TLS configuration of
 // its clients and its connections' engine's counters.
 func connCostServer(t *testing.T, name string) (url string, cfg *tls.Config, stats func() engine.LoopStats) {
@@ -226,14 +226,14 @@ func connCostServer(t *testing.T, name string) (url string, cfg *tls.Config, sta
 		return engine.LoopStats{}
 	}
 	switch name {
-	case "http1 ws", "http1 wss":
-		srv := &http1.Server{Handler: h2, Engine: engine.Options{Loops: 1}, ErrorLog: log.New(io.Discard, "", 0)}
+	case "httpd ws", "httpd wss":
+		srv := &httpd.Server{Handler: h2, Engine: engine.Options{Loops: 1}, ErrorLog: log.New(io.Discard, "", 0)}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		url = "ws://" + ln.Addr().String() + "/ws"
-		if name == "http1 wss" {
+		if name == "httpd wss" {
 			srv.TLSConfig = tlstest.Get().ServerConfig()
 			cfg = tlstest.Get().ClientConfig()
 			url = "wss://" + ln.Addr().String() + "/ws"
@@ -271,7 +271,7 @@ func openFDs() (int, bool) {
 	return len(fds), ok
 }
 
-// upgrade-head: the upgrade request is read by http1 (or net/http) before
+// upgrade-head: the upgrade request is read by httpd (or net/http) before
 // Upgrade sees it: a head past MaxHeaderBytes (1 MiB, and 4 KiB of
 // slack) is answered 431 and closed, and one that trickles is held, on
 // the loop, until ReadHeaderTimeout (none by default, as in net/http).
@@ -316,7 +316,7 @@ func limitUpgradeHead(t *testing.T) {
 		t.Errorf("a 2 MiB upgrade request: %v, %v; want 431", r.resp, r.err)
 	}
 
-	_, url = limitServer(t, websocket.Options{}, &http1.Server{ReadHeaderTimeout: timeout})
+	_, url = limitServer(t, websocket.Options{}, &httpd.Server{ReadHeaderTimeout: timeout})
 	slow, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/ws"))
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 	"github.com/galeio/gale/internal/poller"
 	"github.com/galeio/gale/websocket"
 )
@@ -71,16 +71,16 @@ func closeOf(t *testing.T, c *websocket.Conn, within time.Duration) error {
 	}
 }
 
-// limitServer serves a limitHandler with o on http1, from one loop (the
+// limitServer serves a limitHandler with o on httpd, from one loop (the
 // hostile and the well-behaved clients share it), with srv's settings
 // (nil for the defaults), and returns the handler and the ws:// URL.
-func limitServer(t *testing.T, o websocket.Options, srv *http1.Server) (*limitHandler, string) {
+func limitServer(t *testing.T, o websocket.Options, srv *httpd.Server) (*limitHandler, string) {
 	t.Helper()
 	h := &limitHandler{conns: make(chan *websocket.Conn, 1024)}
 	o.Handler = h
 	u := &websocket.Upgrader{Options: o}
 	if srv == nil {
-		srv = &http1.Server{}
+		srv = &httpd.Server{}
 	}
 	srv.Engine.Loops = 1
 	srv.ErrorLog = log.New(io.Discard, "", 0)

@@ -7,7 +7,7 @@ import (
 	"github.com/galeio/gale/engine"
 )
 
-// protocol is a Conn seen as the loop's callbacks: http1.Protocol for a
+// protocol is a Conn seen as the loop's callbacks: httpd.Protocol for a
 // connection upgraded on gale's HTTP server, and what engineHandler calls
 // for the connections of NewEngine's engines. The methods run on the
 // connection's loop.

@@ -11,19 +11,19 @@ import (
 	"sync"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 )
 
 // Upgrader upgrades HTTP requests to WebSocket connections (RFC 6455 §4.2),
-// on gale's HTTP server (http1.Server) or on net/http's.
+// on gale's HTTP server (httpd.Server) or on net/http's.
 //
-// On http1.Server the connection stays on its loop: frames are read and
+// On httpd.Server the connection stays on its loop: frames are read and
 // written there, and no goroutine is left behind. On a net/http server,
 // Upgrade hijacks the connection and adopts it onto Options.Engine's
 // loops, so that it too costs no goroutine from then on. A TLS connection
 // that net/http terminated cannot leave crypto/tls's tls.Conn, which holds
 // its record state: it is relayed to the loop through a socket pair by two
-// goroutines (serve TLS with http1.Server to avoid that cost).
+// goroutines (serve TLS with httpd.Server to avoid that cost).
 //
 // An Upgrader may be used by many goroutines at once; its fields must not
 // change after the first Upgrade.
@@ -66,7 +66,7 @@ type Upgrader struct {
 // and OnClose run when they would have begun, on a goroutine of their
 // own.
 //
-// http1.Server tells when the handler returns. On a net/http server its
+// httpd.Server tells when the handler returns. On a net/http server its
 // request's context does, which net/http cancels then: there r must be
 // the handler's request, or carry a context derived from its; one whose
 // context is never canceled (context.WithoutCancel's) gives no such
@@ -122,12 +122,12 @@ func (u *Upgrader) upgrade(w http.ResponseWriter, r *http.Request, header http.H
 	if hold {
 		c.holdFor(w, r)
 	}
-	ec, err := http1.Upgrade(w, (*protocol)(c))
+	ec, err := httpd.Upgrade(w, (*protocol)(c))
 	switch {
 	case err == nil:
 		c.ecp.Store(ec)
 		return c, nil
-	case !errors.Is(err, http1.ErrNotLoop):
+	case !errors.Is(err, httpd.ErrNotLoop):
 		return nil, err
 	}
 	if err := u.adopt(c, w, r, hold); err != nil {

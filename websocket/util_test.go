@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 	"github.com/galeio/gale/internal/testkit/tlstest"
 	"github.com/galeio/gale/websocket"
 )
@@ -84,7 +84,7 @@ func testEngine(t testing.TB) *engine.Engine {
 	return e
 }
 
-// serveWS serves u at /ws with http1.Server (TLS when secure) and returns
+// serveWS serves u at /ws with httpd.Server (TLS when secure) and returns
 // its ws:// or wss:// URL. The server is closed at the test's end.
 func serveWS(t testing.TB, u *websocket.Upgrader, secure bool) string {
 	t.Helper()
@@ -105,7 +105,7 @@ func serveWSLoops(t testing.TB, u *websocket.Upgrader, secure bool, loops int) s
 			mu.Unlock()
 		}
 	})
-	s := &http1.Server{Handler: mux, Engine: engine.Options{Loops: loops}}
+	s := &httpd.Server{Handler: mux, Engine: engine.Options{Loops: loops}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@
 // with the same certificate; bench adds nbio-tls.
 //
 // HTTP/1.1 servers, which run the http- scenarios alone: gale-http
-// (package http1's Server, default settings), gale-http-mixed (the same
+// (package httpd's Server, default settings), gale-http-mixed (the same
 // in ModeMixed) and std-http (net/http's Server, default settings);
 // bench adds nbhttp and fasthttp. Each serves "Hello, World!" on /, 64 KiB on /64k and
 // answers a POST to /upload with the length of its body, read whole.

@@ -1,13 +1,13 @@
 // Engine-http is HTTP/1.1 written by hand on package engine: a lesson
 // in the engine's callbacks, not a server to build on. To serve a
-// net/http Handler from gale's loops use package http1, which parses
+// net/http Handler from gale's loops use package httpd, which parses
 // requests with net/http's own parser and runs any handler:
 //
-//	srv := &http1.Server{Addr: ":8080", Handler: mux}
+//	srv := &httpd.Server{Addr: ":8080", Handler: mux}
 //	log.Fatal(srv.ListenAndServe())
 //
-// This program is kept, rather than turned into one more http1 example,
-// for what http1 hides inside itself: framing a protocol in OnData, where
+// This program is kept, rather than turned into one more httpd example,
+// for what httpd hides inside itself: framing a protocol in OnData, where
 // an unfinished request head stays in the Inbound until the rest of it
 // arrives; answering pipelined requests with one write per batch, at
 // most flushSize bytes; state kept across callbacks (the body bytes

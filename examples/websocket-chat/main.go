@@ -1,4 +1,4 @@
-// Websocket-chat is a chat room in the browser, on gale: http1.Server
+// Websocket-chat is a chat room in the browser, on gale: httpd.Server
 // serves the page and, at /ws, the WebSocket connections (package
 // websocket), compressed with permessage-deflate when the browser agrees
 // (they all do). Try it with
@@ -17,7 +17,7 @@
 //
 // On SIGINT or SIGTERM the server shuts down gracefully: every browser is
 // sent a close frame with 1001 (going away) "server restarting", and
-// http1.Server.Shutdown waits, within -shutdown, for the closing
+// httpd.Server.Shutdown waits, within -shutdown, for the closing
 // handshakes to end. The page then reconnects, with a backoff, until a
 // server is back on the address, and joins again under its nickname.
 package main
@@ -35,7 +35,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 	"github.com/galeio/gale/websocket"
 )
 
@@ -75,7 +75,7 @@ func main() {
 		srv.Close()
 		os.Exit(1)
 	}
-	if err := <-served; err != http1.ErrServerClosed {
+	if err := <-served; err != httpd.ErrServerClosed {
 		log.Print(err)
 	}
 	log.Print("bye")
@@ -83,7 +83,7 @@ func main() {
 
 // newServer returns the HTTP server of room r: the page at /, the
 // WebSocket at /ws. Its Shutdown closes every WebSocket with 1001.
-func newServer(r *room) *http1.Server {
+func newServer(r *room) *httpd.Server {
 	up := &websocket.Upgrader{
 		Options: websocket.Options{
 			Handler:     r,
@@ -109,7 +109,7 @@ func newServer(r *room) *http1.Server {
 			r.log.Printf("%s: %v", req.RemoteAddr, err)
 		}
 	})
-	srv := &http1.Server{
+	srv := &httpd.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       time.Minute,

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/galeio/gale/engine"
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 	"github.com/galeio/gale/internal/testkit/leaktest"
 	"github.com/galeio/gale/websocket"
 )
@@ -32,7 +32,7 @@ const testTimeout = 10 * time.Second
 // startServer serves a chat room on a free loopback port, in this
 // process, until the test ends; setup, if given, changes the room first.
 // It returns the server and its address.
-func startServer(t *testing.T, setup ...func(*room)) (*http1.Server, string) {
+func startServer(t *testing.T, setup ...func(*room)) (*httpd.Server, string) {
 	t.Helper()
 	r := newRoom(testLogger(t))
 	for _, f := range setup {
@@ -52,7 +52,7 @@ func startServer(t *testing.T, setup ...func(*room)) (*http1.Server, string) {
 			t.Errorf("Shutdown: %v", err)
 			srv.Close()
 		}
-		if err := <-served; err != http1.ErrServerClosed {
+		if err := <-served; err != httpd.ErrServerClosed {
 			t.Errorf("Serve: %v", err)
 		}
 	})

@@ -72,7 +72,7 @@ var policy = map[string][]string{
 	// standard library alone.
 	"internal/tlsrec": {},
 
-	// connslot is engine's slot for the protocol layers over it (http1's
+	// connslot is engine's slot for the protocol layers over it (httpd's
 	// upgraded Protocol), apart from the user's Context.
 	"internal/connslot": {},
 
@@ -82,8 +82,10 @@ var policy = map[string][]string{
 
 	// Later: net.Conn and net.Listener drop-ins, then protocols.
 	"netconn":   {"backend", "engine", "internal/loop", "internal/sock"},
-	"http1":     {"engine", "internal/connslot", "internal/h2frame", "netconn"},
-	"websocket": {"engine", "http1"},
+	"httpd":     {"engine", "internal/connslot", "internal/h2frame", "netconn"},
+	"websocket": {"engine", "httpd"},
+	// http1 is httpd's former name, forwarding to it.
+	"http1": {"engine", "httpd"},
 
 	// This test's own package, and the front documents' checks.
 	"internal/depstest": {},
@@ -96,7 +98,7 @@ var programDirs = []string{"bench", "cmd", "examples"}
 
 // publicAPIs may be imported only by programs and by the rows of policy
 // that name them.
-var publicAPIs = []string{"aio", "backend", "engine", "netconn", "http1", "websocket"}
+var publicAPIs = []string{"aio", "backend", "engine", "netconn", "httpd", "http1", "websocket"}
 
 // sockExternal is all internal/sock may import from outside the standard
 // library: the system calls of Unix and of Windows.
@@ -110,7 +112,7 @@ var coreModules = []string{"golang.org/x/sys"}
 // on besides: well-kept golang.org/x modules (x/net's httpguts has
 // net/http's own token rules, and needs x/text).
 var (
-	protocolPkgs    = []string{"http1", "websocket"}
+	protocolPkgs    = []string{"httpd", "http1", "websocket"}
 	protocolModules = []string{"golang.org/x/sys", "golang.org/x/net", "golang.org/x/text"}
 )
 

@@ -8,14 +8,14 @@
 //   - each package's imports from inside the module are among those its
 //     row of the table allows: internal/sock below internal/uring below
 //     internal/poller below internal/loop below aio and engine, and
-//     netconn, http1 and websocket above engine;
+//     netconn, httpd (and http1, its former name) and websocket above engine;
 //   - internal/sock imports nothing outside the standard library but
 //     golang.org/x/sys/unix, and the core (everything but bench/, cmd/ and
 //     examples/) depends, directly or not, on no module other than the
 //     standard library and golang.org/x/sys, save the protocol layers
-//     (http1, websocket), which may also use golang.org/x/net and x/text;
+//     (httpd, websocket), which may also use golang.org/x/net and x/text;
 //   - only programs (bench/, cmd/, examples/) and the layers the table
-//     names import the public APIs aio, engine, netconn and http1;
+//     names import the public APIs aio, engine, netconn and httpd;
 //   - a package missing from the table fails the test, with a message
 //     asking to add it, so that every new package states its place.
 //

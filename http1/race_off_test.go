@@ -1,5 +1,0 @@
-//go:build !race
-
-package http1_test
-
-const raceEnabled = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package http1_test
-
-// raceEnabled reports a -race build, which allocates where a normal one
-// does not.
-const raceEnabled = true

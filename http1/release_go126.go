@@ -1,7 +1,0 @@
-//go:build !go1.27
-
-package http1
-
-// connectTunnels: see release_go127.go. Before Go 1.27 net/http frames
-// an answer to CONNECT like any other.
-const connectTunnels = false

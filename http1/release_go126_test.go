@@ -1,6 +1,0 @@
-//go:build !go1.27
-
-package http1_test
-
-// stdCapsHeaderValues: see release_go127_test.go.
-const stdCapsHeaderValues = false

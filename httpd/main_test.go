@@ -1,0 +1,16 @@
+package httpd_test
+
+import (
+	"testing"
+
+	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/leaktest"
+)
+
+// TestMain fails the run if the tests leave goroutines or descriptors
+// behind. The package's sockets are package net's
+// (backendtest.NetSockets).
+func TestMain(m *testing.M) {
+	backendtest.NetSockets()
+	leaktest.Main(m)
+}
