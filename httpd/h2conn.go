@@ -29,16 +29,15 @@ type h2conn struct {
 	lim *h2limits
 
 	// loop
-	preface  bool   // the client's preface has come
-	settled  bool   // its first SETTINGS has come
-	dead     bool   // a connection error was sent: input is dropped
-	lastID   uint32 // the highest stream the client opened
-	maxRead  uint32 // the largest frame read
-	hb       headerBlock
-	dec      *hpack.Decoder
-	junk     float64   // the budget of frames that do no work (see spend)
-	junkAt   time.Time // when junk was last refilled
-	lastPing [8]byte   // the last PING answered, to count repeats
+	preface bool   // the client's preface has come
+	settled bool   // its first SETTINGS has come
+	dead    bool   // a connection error was sent: input is dropped
+	lastID  uint32 // the highest stream the client opened
+	maxRead uint32 // the largest frame read
+	hb      headerBlock
+	dec     *hpack.Decoder
+	junk    float64   // the budget of frames that do no work (see spend)
+	junkAt  time.Time // when junk was last refilled
 
 	// encMu orders header blocks: the encoder's state is the order in
 	// which its blocks go out, so a block is encoded and written under it.
