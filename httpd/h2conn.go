@@ -102,13 +102,17 @@ func newH2Conn(c *conn) *h2conn {
 // receive window raised to the configured size.
 func (h *h2conn) OnOpen(ec *engine.Conn) {
 	l := h.lim
-	b := h2frame.AppendSettings(nil, false,
-		h2frame.Setting{ID: h2frame.SettingMaxConcurrentStreams, Val: l.maxStreams},
-		h2frame.Setting{ID: h2frame.SettingMaxFrameSize, Val: l.maxFrame},
-		h2frame.Setting{ID: h2frame.SettingHeaderTableSize, Val: l.decTable},
-		h2frame.Setting{ID: h2frame.SettingInitialWindowSize, Val: uint32(l.streamWindow)},
-		h2frame.Setting{ID: h2frame.SettingMaxHeaderListSize, Val: l.maxHeaderList},
-	)
+	settings := []h2frame.Setting{
+		{ID: h2frame.SettingMaxConcurrentStreams, Val: l.maxStreams},
+		{ID: h2frame.SettingMaxFrameSize, Val: l.maxFrame},
+		{ID: h2frame.SettingHeaderTableSize, Val: l.decTable},
+		{ID: h2frame.SettingInitialWindowSize, Val: uint32(l.streamWindow)},
+		{ID: h2frame.SettingMaxHeaderListSize, Val: l.maxHeaderList},
+	}
+	if h.s.ExtendedConnect {
+		settings = append(settings, h2frame.Setting{ID: h2frame.SettingEnableConnectProtocol, Val: 1})
+	}
+	b := h2frame.AppendSettings(nil, false, settings...)
 	if d := l.connWindow - h2InitialWindow; d > 0 {
 		b = h2frame.AppendWindowUpdate(b, 0, uint32(d))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,8 @@ type h2raw struct {
 	enc *hpack.Encoder
 	dec *hpack.Decoder // every response block goes through it, in order
 	buf bytes.Buffer
+
+	peerSettings map[http2.SettingID]bool // the server's SETTINGS, by ID
 }
 
 // dialH2 connects to addr with prior knowledge, sends the preface and
@@ -46,8 +49,30 @@ func dialH2(t testing.TB, addr string, settings ...http2.Setting) *h2raw {
 	for {
 		f := r.read()
 		if sf, ok := f.(*http2.SettingsFrame); ok && !sf.IsAck() {
+			r.peerSettings = make(map[http2.SettingID]bool)
+			sf.ForeachSetting(func(s http2.Setting) error {
+				r.peerSettings[s.ID] = s.Val != 0
+				return nil
+			})
 			r.fr.WriteSettingsAck()
 			return r
+		}
+	}
+}
+
+// data reads frames until DATA on stream id, and returns its payload.
+func (r *h2raw) data(id uint32) string {
+	r.t.Helper()
+	for {
+		switch f := r.read().(type) {
+		case *http2.DataFrame:
+			if f.StreamID == id {
+				return string(f.Data())
+			}
+		case *http2.HeadersFrame:
+			r.dec.DecodeFull(f.HeaderBlockFragment())
+		case *http2.RSTStreamFrame:
+			r.t.Fatalf("RST_STREAM %v on stream %d", f.ErrCode, f.StreamID)
 		}
 	}
 }
@@ -70,8 +95,15 @@ func (r *h2raw) block(method, path string, extra ...string) []byte {
 	r.enc.WriteField(hpack.HeaderField{Name: ":scheme", Value: "http"})
 	r.enc.WriteField(hpack.HeaderField{Name: ":authority", Value: "example.com"})
 	r.enc.WriteField(hpack.HeaderField{Name: ":path", Value: path})
+	for i := 0; i+1 < len(extra); i += 2 { // pseudo-header fields first
+		if strings.HasPrefix(extra[i], ":") {
+			r.enc.WriteField(hpack.HeaderField{Name: extra[i], Value: extra[i+1]})
+		}
+	}
 	for i := 0; i+1 < len(extra); i += 2 {
-		r.enc.WriteField(hpack.HeaderField{Name: extra[i], Value: extra[i+1]})
+		if !strings.HasPrefix(extra[i], ":") {
+			r.enc.WriteField(hpack.HeaderField{Name: extra[i], Value: extra[i+1]})
+		}
 	}
 	return append([]byte(nil), r.buf.Bytes()...)
 }

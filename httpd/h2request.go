@@ -70,6 +70,9 @@ func (h *h2conn) request(id uint32, fields []hpack.HeaderField, end bool) (*http
 	if why := p.check(); why != "" {
 		return malformed(why)
 	}
+	if p.protocol != "" && !h.s.ExtendedConnect {
+		return malformed(":protocol, and extended CONNECT is not announced")
+	}
 	if vv := hdr["Cookie"]; len(vv) > 1 {
 		hdr["Cookie"] = []string{strings.Join(vv, "; ")} // §8.2.3
 	}

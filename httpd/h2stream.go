@@ -48,6 +48,7 @@ type h2stream struct {
 	read        int64 // body bytes the handler read (MaxBodyBytes)
 	trailer     http.Header
 	sentCont    bool // 100 Continue went
+	tunnel      bool // Tunnel took the stream: the handler's return does not end it
 }
 
 // errStreamReset fails a stream's reads and writes once it was reset.
@@ -122,19 +123,27 @@ func (st *h2stream) run() bool {
 // the stream if the client is done with it too.
 func (st *h2stream) finish() {
 	h := st.h
-	st.w.finish()
+	h.mu.Lock()
+	tunnel := st.tunnel
+	h.mu.Unlock()
+	if !tunnel {
+		st.w.finish()
+	}
 	st.ctx.cancel(context.Canceled)
 	st.stopTimers()
 	h.mu.Lock()
 	st.handlerDone = true
-	st.bodyClosed = true
-	back := int64(len(st.buf) - st.off)
-	st.buf, st.off = nil, 0
+	back := int64(0)
+	if !tunnel { // a tunnel's stream lives on (Tunnel)
+		st.bodyClosed = true
+		back = int64(len(st.buf) - st.off)
+		st.buf, st.off = nil, 0
+	}
 	h.handlers--
 	if st.err == nil && h.calmed > 0 {
 		h.calmed--
 	}
-	open := st.err == nil && !st.remoteDone
+	open := st.err == nil && !st.remoteDone && !tunnel
 	closing := st.err == nil && st.remoteDone && st.localDone
 	h.mu.Unlock()
 	if back > 0 {

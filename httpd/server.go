@@ -102,6 +102,15 @@ type Server struct {
 	// is given back whenever the handler has read it empty: a body that
 	// trickles in holds about what it sent.
 	BodyBufferSize int
+	// ExtendedConnect announces RFC 8441's extended CONNECT on HTTP/2
+	// connections (SETTINGS_ENABLE_CONNECT_PROTOCOL): a browser then opens
+	// a WebSocket as a stream of the HTTP/2 connection it has, which
+	// websocket.Upgrader answers (see Tunnel). Off by default, as in
+	// net/http (whose GODEBUG=http2xconnect=1 turns it on): a handler that
+	// upgrades with a library that knows only HTTP/1.1's Upgrade would
+	// refuse such a request. Without it a request with :protocol is
+	// malformed.
+	ExtendedConnect bool
 	// MaxBodyBytes caps every request body (as http.MaxBytesReader
 	// would): a Read past it fails with *http.MaxBytesError and the
 	// connection closes after the response. 0 means no cap, as in
