@@ -133,10 +133,11 @@
 //
 // # Limitations
 //
-// HTTP/2 has no server push (http.Pusher; browsers dropped it) and no
-// WebSocket over HTTP/2 (RFC 8441's extended CONNECT is not announced,
-// so browsers open a WebSocket on an HTTP/1.1 connection of its own);
-// PRIORITY frames are read and ignored, and streams share a connection's
+// HTTP/2 has no server push (http.Pusher; browsers dropped it); RFC
+// 8441's extended CONNECT (WebSocket over HTTP/2) is announced only with
+// Server.ExtendedConnect, and a stream given to [Tunnel] is served
+// through its reads and writes, not on the loop as an upgraded HTTP/1.1
+// connection is (package websocket relays it); PRIORITY frames are read and ignored, and streams share a connection's
 // window first come, first served. A TLS connection cannot be hijacked: Hijack returns http.ErrNotSupported
 // ([github.com/galeio/gale/websocket.Upgrader] upgrades it on its loop instead). A chunked body
 // that the loop had decoded ahead of its handler comes out of a hijacked

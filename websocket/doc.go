@@ -9,6 +9,10 @@
 // server ([httpd.Server]) the upgraded connection stays on the loop that
 // served its request, TLS included; on a net/http server the connection
 // is hijacked and adopted onto an engine's loops (see [Options.Engine]).
+// On an httpd.Server whose ExtendedConnect is set, a browser may open its
+// WebSocket as a stream of its HTTP/2 connection (RFC 8441: a CONNECT with
+// :protocol websocket, which Upgrade answers 200); the stream is relayed
+// to one of Options.Engine's loops, and the Conn is served as any other.
 // A [Dialer] opens client connections, doing the handshake on a loop too.
 // Either way the connection is a *[Conn], and its events go to a [Handler]:
 //
@@ -121,7 +125,9 @@
 // permessage-deflate is the only extension; outgoing messages never use
 // context takeover, and under a window limit below 15 bits they are
 // Huffman-coded only (compress/flate cannot shrink its window). The
-// [Dialer] speaks HTTP/1.1 and has no proxy support; neither side speaks
-// WebSocket over HTTP/2 (RFC 8441). Nothing pings or times out an idle
+// [Dialer] speaks HTTP/1.1 and has no proxy support. A WebSocket over
+// HTTP/2 (RFC 8441, server side only) costs what a TLS connection under
+// net/http does: two goroutines relay its stream through a socket pair
+// (two descriptors) to the loop. Nothing pings or times out an idle
 // connection by default (see Limits).
 package websocket

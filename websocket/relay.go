@@ -1,25 +1,24 @@
 package websocket
 
 import (
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
 )
 
-// relay serves tc, a TLS connection net/http terminated, through a socket
-// pair: it returns one end for the engine to adopt, and two goroutines
-// copy between the other end and tc (decrypting one way, encrypting the
-// other). input is what was read from tc already; it goes first. When
-// either side ends, the other is shut down, and everything is closed once
-// both copies are over.
+// relay serves tc, a TLS connection net/http terminated or an HTTP/2
+// stream (h2.go), through a socket pair: it returns one end for the
+// engine to adopt, and two goroutines copy between the other end and tc
+// (decrypting one way, encrypting the other). input is what was read
+// from tc already; it goes first. When either side ends, the other is
+// shut down, and everything is closed once both copies are over.
 // halfConn is the relay's end of the pair: a stream it can half-close.
 type halfConn interface {
 	net.Conn
 	CloseWrite() error
 }
 
-func relay(tc *tls.Conn, input []byte) (net.Conn, error) {
+func relay(tc io.ReadWriteCloser, input []byte) (net.Conn, error) {
 	inner, outer, err := socketPair()
 	if err != nil {
 		tc.Close()

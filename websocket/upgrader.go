@@ -108,9 +108,12 @@ func (u *Upgrader) upgrade(w http.ResponseWriter, r *http.Request, header http.H
 	for k, vs := range header {
 		h[k] = append(h[k], vs...)
 	}
-	h.Set("Upgrade", "websocket")
-	h.Set("Connection", "Upgrade")
-	h.Set("Sec-WebSocket-Accept", acceptKey(r.Header.Get("Sec-WebSocket-Key")))
+	overH2 := isH2WebSocket(r)
+	if !overH2 {
+		h.Set("Upgrade", "websocket")
+		h.Set("Connection", "Upgrade")
+		h.Set("Sec-WebSocket-Accept", acceptKey(r.Header.Get("Sec-WebSocket-Key")))
+	}
 	if sub := u.pick(r); sub != "" {
 		c.rare.Store(&connRare{sub: sub})
 		h.Set("Sec-WebSocket-Protocol", sub)
@@ -121,6 +124,12 @@ func (u *Upgrader) upgrade(w http.ResponseWriter, r *http.Request, header http.H
 	}
 	if hold {
 		c.holdFor(w, r)
+	}
+	if overH2 {
+		if err := u.tunnel(c, w); err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	ec, err := httpd.Upgrade(w, (*protocol)(c))
 	switch {
@@ -140,6 +149,10 @@ func (u *Upgrader) upgrade(w http.ResponseWriter, r *http.Request, header http.H
 // to refuse it with, or 0.
 func (u *Upgrader) check(r *http.Request) (int, string) {
 	switch {
+	case isH2WebSocket(r):
+		if r.Header.Get("Sec-WebSocket-Version") != "13" {
+			return http.StatusUpgradeRequired, "Sec-WebSocket-Version is not 13"
+		}
 	case r.Method != http.MethodGet:
 		return http.StatusMethodNotAllowed, "not GET"
 	case !r.ProtoAtLeast(1, 1):
