@@ -1,7 +1,6 @@
 package httpd
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"sync"
@@ -41,10 +40,9 @@ type h2conn struct {
 
 	// encMu orders header blocks: the encoder's state is the order in
 	// which its blocks go out, so a block is encoded and written under it.
-	encMu  sync.Mutex
-	enc    *hpack.Encoder
-	encBuf bytes.Buffer
-	hdrOut []byte // the frames of the block being written
+	encMu sync.Mutex
+	enc   *hpack.Encoder
+	sink  encSink // the encoder's output
 
 	idleBy atomic.Int64 // when IdleTimeout's wait ends, in Unix nanoseconds; 0 while a stream is open
 
@@ -93,7 +91,7 @@ func newH2Conn(c *conn) *h2conn {
 	h.dec = hpack.NewDecoder(s.h2.decTable, h.hb.field)
 	h.hb.lim, h.hb.dec = &s.h2, h.dec
 	h.dec.SetMaxStringLength(int(s.h2.maxHeaderList))
-	h.enc = hpack.NewEncoder(&h.encBuf)
+	h.enc = hpack.NewEncoder(&h.sink)
 	h.enc.SetMaxDynamicTableSizeLimit(s.h2.encTable)
 	return h
 }

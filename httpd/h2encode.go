@@ -1,10 +1,10 @@
 package httpd
 
 import (
-	"bytes"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/galeio/gale/internal/h2frame"
 	"golang.org/x/net/http/httpguts"
@@ -26,29 +26,25 @@ func (h *h2conn) writeHeaders(st *h2stream, status int, fields http.Header, end 
 	}
 	h.encMu.Lock()
 	defer h.encMu.Unlock()
-	h.encBuf.Reset()
+	bp, op := h2Bufs.Get().(*[]byte), h2Bufs.Get().(*[]byte)
+	h.sink.b = (*bp)[:0]
 	if status != 0 {
 		h.enc.WriteField(hpack.HeaderField{Name: ":status", Value: statusText(status)})
 	}
 	for k, vv := range fields {
 		h.encodeField(k, vv)
 	}
-	block := h.encBuf.Bytes()
+	block := h.sink.b
+	h.sink.b = nil
 	n := min(len(block), maxFrame)
-	out := h2frame.AppendHeaders(h.hdrOut[:0], st.id, end, n == len(block), block[:n])
+	out := h2frame.AppendHeaders((*op)[:0], st.id, end, n == len(block), block[:n])
 	for rest := block[n:]; len(rest) > 0; rest = rest[n:] {
 		n = min(len(rest), maxFrame)
 		out = h2frame.AppendContinuation(out, st.id, n == len(rest), rest[:n])
 	}
-	_, err = h.ec.Write(out)
-	if cap(out) <= 1<<10 {
-		h.hdrOut = out[:0]
-	} else {
-		h.hdrOut = nil
-	}
-	if h.encBuf.Cap() > 4<<10 {
-		h.encBuf = bytes.Buffer{}
-	}
+	_, err = h.ec.Write(out) // copied if it is not sent at once
+	putH2Buf(bp, block)
+	putH2Buf(op, out)
 	if err != nil {
 		return errH2Closed
 	}
@@ -67,12 +63,35 @@ func (h *h2conn) encodeField(k string, vv []string) {
 	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
 		return
 	}
+	// A value that changes with every response is not indexed: it would
+	// only churn the dynamic table, which every idle connection keeps.
+	volatile := name == "date" || name == "content-length"
 	for _, v := range vv {
 		if !httpguts.ValidHeaderFieldValue(v) || name == "te" && v != "trailers" {
 			continue
 		}
-		h.enc.WriteField(hpack.HeaderField{Name: name, Value: v})
+		h.enc.WriteField(hpack.HeaderField{Name: name, Value: v, Sensitive: volatile})
 	}
+}
+
+// h2Bufs lend header blocks and their frames a buffer for one write, so
+// that an idle connection keeps none.
+var h2Bufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+func putH2Buf(p *[]byte, b []byte) {
+	if cap(b) <= 16<<10 {
+		*p = b[:0]
+		h2Bufs.Put(p)
+	}
+}
+
+// encSink is what the connection's encoder writes to: the buffer lent for
+// the block being encoded (under encMu).
+type encSink struct{ b []byte }
+
+func (s *encSink) Write(p []byte) (int, error) {
+	s.b = append(s.b, p...)
+	return len(p), nil
 }
 
 // lowerNames are the lower-case forms of common canonical names, so

@@ -124,7 +124,17 @@ func (h *h2conn) settings(f h2frame.Frame) error {
 	if err != nil {
 		return err
 	}
-	return h.answer(h2frame.AppendSettings(nil, true))
+	err = h.answer(h2frame.AppendSettings(nil, true))
+	// Writers wake after the ACK is out: a DATA frame a larger window
+	// lets go follows it, as clients that wait for the ACK expect.
+	h.mu.Lock()
+	for _, st := range h.streams {
+		if st.sendWin > 0 {
+			st.signalWin()
+		}
+	}
+	h.mu.Unlock()
+	return err
 }
 
 // setting applies one of the client's settings.
@@ -158,10 +168,7 @@ func (h *h2conn) setInitialWindow(v int32) error {
 		if st.sendWin+d > h2MaxWindow {
 			return h2Error(0, h2frame.ErrCodeFlowControl, "SETTINGS_INITIAL_WINDOW_SIZE overflows stream %d's window", st.id)
 		}
-		st.sendWin += d
-		if d > 0 {
-			st.signalWin()
-		}
+		st.sendWin += d // writers wake after the ACK (settings)
 	}
 	return nil
 }

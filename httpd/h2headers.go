@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/galeio/gale/internal/h2frame"
@@ -39,6 +40,10 @@ func (b *headerBlock) field(f hpack.HeaderField) {
 	b.fields = append(b.fields, f)
 }
 
+// h2Fields lend a header block's fields a slice while it is decoded, so
+// that an idle connection keeps none.
+var h2Fields = sync.Pool{New: func() any { f := make([]hpack.HeaderField, 0, 16); return &f }}
+
 // headers begins a header block: a new stream's request, or a stream's
 // trailers.
 func (h *h2conn) headers(f h2frame.Frame) error {
@@ -69,6 +74,7 @@ func (h *h2conn) headers(f h2frame.Frame) error {
 		trailer = true
 	}
 	h.hb.stream, h.hb.end, h.hb.trailer = id, end, trailer
+	h.hb.fields = (*h2Fields.Get().(*[]hpack.HeaderField))[:0]
 	return h.fragment(block, f.Flags.Has(h2frame.FlagEndHeaders))
 }
 
@@ -123,12 +129,12 @@ func (h *h2conn) fragment(p []byte, last bool) error {
 	id, end, trailer, tooBig := b.stream, b.end, b.trailer, b.tooBig
 	fields := b.fields
 	b.stream, b.size, b.raw, b.tooBig = 0, 0, 0, false
+	b.fields = nil
 	defer func() {
-		clear(fields)
-		if cap(fields) > 64 {
-			b.fields = nil
-		} else {
-			b.fields = fields[:0]
+		if cap(fields) <= 256 {
+			clear(fields)
+			fields = fields[:0]
+			h2Fields.Put(&fields)
 		}
 	}()
 	switch {

@@ -298,8 +298,10 @@ func (w *h2writer) trailer() http.Header {
 // 0, else its trailers; with END_STREAM when end.
 func (w *h2writer) sendHeaders(status int, fields http.Header, end bool) error {
 	st := w.st
-	err := st.h.writeHeaders(st, status, fields, end)
-	return w.fail(err, end)
+	if end {
+		st.localEnded() // before the client can see the end and reuse nothing of it
+	}
+	return w.fail(st.h.writeHeaders(st, status, fields, end))
 }
 
 // sendData sends p in DATA frames within the windows, the last with
@@ -311,7 +313,7 @@ func (w *h2writer) sendData(p []byte, end bool) error {
 		if len(p) > 0 {
 			k, err := st.reserve(len(p))
 			if err != nil {
-				return w.fail(err, false)
+				return w.fail(err)
 			}
 			n = k
 		}
@@ -319,35 +321,32 @@ func (w *h2writer) sendData(p []byte, end bool) error {
 		fh := h2frame.Header{Length: uint32(n), Type: h2frame.TypeData, StreamID: st.id}
 		if last {
 			fh.Flags = h2frame.FlagEndStream
+			// The stream is closed on this side before the client can
+			// see it closed: a frame it sends for it then is answered
+			// as for a closed stream (h2spec 5.1).
+			st.localEnded()
 		}
 		if _, err := st.h.ec.Writev([][]byte{fh.AppendTo(w.fh[:0]), p[:n]}); err != nil {
-			return w.fail(errH2Closed, false)
+			return w.fail(errH2Closed)
 		}
 		if last {
-			return w.fail(nil, true)
+			return nil
 		}
 		if p = p[n:]; len(p) == 0 {
 			return nil
 		}
 		if err := st.drain(); err != nil {
-			return w.fail(err, false)
+			return w.fail(err)
 		}
 	}
 }
 
-// fail records a write's error, which every later write returns, or, on
-// success with end, that the response is whole.
-func (w *h2writer) fail(err error, end bool) error {
-	if err != nil {
-		if w.err == nil {
-			w.err = err
-		}
-		return err
+// fail records a write's error, which every later write returns.
+func (w *h2writer) fail(err error) error {
+	if err != nil && w.err == nil {
+		w.err = err
 	}
-	if end {
-		w.st.localEnded()
-	}
-	return nil
+	return err
 }
 
 // writeContinue answers "Expect: 100-continue" when the handler first
