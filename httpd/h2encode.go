@@ -17,6 +17,13 @@ import (
 // end. Blocks are encoded and written under encMu, in the order of the
 // encoder's state. The handler's goroutine (the loop for refusals).
 func (h *h2conn) writeHeaders(st *h2stream, status int, fields http.Header, end bool) error {
+	return h.writeHead(st, status, fields, end, nil)
+}
+
+// writeHead is writeHeaders with data, when not nil, sent after the
+// block in the same write as one DATA frame with END_STREAM (its window
+// taken already): a whole response in one system call.
+func (h *h2conn) writeHead(st *h2stream, status int, fields http.Header, end bool, data []byte) error {
 	h.mu.Lock()
 	err := st.err
 	maxFrame := int(h.peerFrame)
@@ -42,6 +49,9 @@ func (h *h2conn) writeHeaders(st *h2stream, status int, fields http.Header, end 
 		n = min(len(rest), maxFrame)
 		out = h2frame.AppendContinuation(out, st.id, n == len(rest), rest[:n])
 	}
+	if data != nil {
+		out = h2frame.AppendData(out, st.id, true, data)
+	}
 	_, err = h.ec.Write(out) // copied if it is not sent at once
 	putH2Buf(bp, block)
 	putH2Buf(op, out)
@@ -63,9 +73,10 @@ func (h *h2conn) encodeField(k string, vv []string) {
 	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
 		return
 	}
-	// A value that changes with every response is not indexed: it would
-	// only churn the dynamic table, which every idle connection keeps.
-	volatile := name == "date" || name == "content-length"
+	// A length is not indexed: it changes with every response, and would
+	// only churn the dynamic table, which every idle connection keeps
+	// (Date, which changes once a second, is worth its entry).
+	volatile := name == "content-length"
 	for _, v := range vv {
 		if !httpguts.ValidHeaderFieldValue(v) || name == "te" && v != "trailers" {
 			continue

@@ -102,6 +102,21 @@ func (st *h2stream) reserve(n int) (int, error) {
 	}
 }
 
+// take takes window for n bytes of DATA in one frame, if there is that
+// much now, and reports whether it did. It does not wait.
+func (st *h2stream) take(n int) bool {
+	h := st.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := int64(n)
+	if st.err != nil || k > st.sendWin || k > h.sendWin || k > int64(h.peerFrame) {
+		return false
+	}
+	st.sendWin -= k
+	h.sendWin -= k
+	return true
+}
+
 // drain waits, once the connection's output passes h2HighWater, for it
 // to drain to h2LowWater: one writer waits at a time, the others behind
 // it. Output that does not move for the stall timeout closes the

@@ -261,6 +261,12 @@ func (w *h2writer) commit(final bool, next []byte) error {
 		return w.sendHeaders(w.status, h, false)
 	}
 	t := w.trailer()
+	if len(body) > 0 && t == nil && w.st.take(len(body)) {
+		// The whole response in one write: HEADERS, then DATA with
+		// END_STREAM.
+		w.st.localEnded()
+		return w.fail(w.st.h.writeHead(w.st, w.status, h, false, body))
+	}
 	if err := w.sendHeaders(w.status, h, len(body) == 0 && t == nil); err != nil || len(body) == 0 && t == nil {
 		return err
 	}
