@@ -90,8 +90,9 @@ type Server struct {
 	// kept from an earlier request, or a new one), so no request waits
 	// for another's handler, however long that one waits on its client.
 	// With a cap, a request that finds MaxHandlers running is answered
-	// 503 Service Unavailable at once and its connection closed; it is
-	// never queued. A handler that hijacks its connection stops counting
+	// 503 Service Unavailable at once and its connection closed (an
+	// HTTP/2 stream is refused with REFUSED_STREAM, which a client may
+	// retry); it is never queued. A handler that hijacks its connection stops counting
 	// at the Hijack.
 	MaxHandlers int
 	// BodyBufferSize bounds the request body bytes received and not yet
