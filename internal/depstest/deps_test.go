@@ -82,7 +82,7 @@ var policy = map[string][]string{
 
 	// Later: net.Conn and net.Listener drop-ins, then protocols.
 	"netconn":   {"backend", "engine", "internal/loop", "internal/sock"},
-	"http1":     {"engine", "internal/connslot", "netconn"},
+	"http1":     {"engine", "internal/connslot", "internal/h2frame", "netconn"},
 	"websocket": {"engine", "http1"},
 
 	// This test's own package, and the front documents' checks.
