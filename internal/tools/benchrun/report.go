@@ -84,7 +84,7 @@ func newReportView(meta Meta, rows []Row) *reportView {
 func compareCases(a, b Case) int {
 	rank := func(s string) int {
 		order := []string{"stream", "pingpong", "conns", "idle", "tls-stream", "tls-pingpong", "tls-handshake", "tls-idle",
-			"http-hello", "http-64k", "http-upload", "http-idle"}
+			"http-hello", "http-64k", "http-upload", "http-idle", "h2-hello", "h2-idle"}
 		i := slices.Index(order, s)
 		if i < 0 {
 			return len(order)
@@ -92,7 +92,7 @@ func compareCases(a, b Case) int {
 		return i
 	}
 	return cmp.Or(cmp.Compare(rank(a.Scenario), rank(b.Scenario)),
-		cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Conns, b.Conns), cmp.Compare(a.Size, b.Size))
+		cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Conns, b.Conns), cmp.Compare(a.Size, b.Size), cmp.Compare(a.Streams, b.Streams))
 }
 
 // row returns the row of case c on server srv, if measured.

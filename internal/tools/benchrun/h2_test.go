@@ -1,0 +1,104 @@
+package benchrun
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/http1"
+)
+
+// serveH2 is gale's HTTP/2 server for GaleH2Servers in the tests: the
+// same lines as cmd/galebench's h2.go.
+func serveH2(ln net.Listener, h http.Handler) error {
+	srv := &http1.Server{Handler: h, Protocols: H2Protocols()}
+	return srv.Serve(ln)
+}
+
+// TestH2Smoke runs both HTTP/2 scenarios against std-h2 and gale-h2,
+// briefly: h2-hello in two shapes, h2-idle at two counts (its idle
+// connections speak the frames themselves, so a broken exchange fails
+// here). Without h2load it is skipped, unless CI=1, where a missing
+// h2load fails it.
+func TestH2Smoke(t *testing.T) {
+	if _, err := exec.LookPath("h2load"); err != nil {
+		if os.Getenv("CI") == "1" {
+			t.Fatalf("CI=1 and %v", errNoH2load)
+		}
+		t.Skip(errNoH2load)
+	}
+	cases, err := ParseCases("h2", Lists{H2Hello: "1x8,4x2", H2Idle: "20,50"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := []string{"gale-h2", "std-h2"}
+	dir := t.TempDir()
+	o := Options{Duration: 300 * time.Millisecond, Reps: 1, Servers: servers, Cases: cases, Out: dir, Command: "benchrun.test"}
+	if err := Run(testServers(), o); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	_, recs, err := ReadResults(dir + "/results.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(cases) * len(servers); len(recs) != want {
+		t.Errorf("results.jsonl holds %d records, want %d", len(recs), want)
+	}
+	for _, r := range recs {
+		if r.Err != "" || r.Value <= 0 || r.Msgs <= 0 {
+			t.Errorf("record %+v: want a positive figure and no error", r)
+		}
+		if r.Case.Scenario == "h2-hello" && (r.ServerCPU <= 0 || r.ClientCPU <= 0) {
+			t.Errorf("%s on %s: server CPU %v s, client CPU %v s; want both", r.Case.Key(), r.Server, r.ServerCPU, r.ClientCPU)
+		}
+	}
+	for _, f := range []string{"report.md", "h2-hello-1x8.svg", "h2-idle-50.svg"} {
+		if _, err := os.Stat(dir + "/" + f); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+}
+
+// TestH2Cases checks the HTTP/2 cases' names and parsing.
+func TestH2Cases(t *testing.T) {
+	cases, err := ParseCases("h2", Lists{H2Hello: "1x100,500x1", H2Idle: "10000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, c := range cases {
+		keys = append(keys, c.Key()+" "+c.Unit()+" "+c.Reference())
+	}
+	want := []string{"h2-hello-1x100 req/s std-h2", "h2-hello-500x1 req/s std-h2", "h2-idle-10000 B/conn std-h2"}
+	if len(keys) != len(want) {
+		t.Fatalf("ParseCases(h2) = %q, want %q", keys, want)
+	}
+	for i := range want {
+		if keys[i] != want[i] {
+			t.Errorf("case %d = %q, want %q", i, keys[i], want[i])
+		}
+	}
+	for _, bad := range []string{"50", "0x10", "10x0", "ax1"} {
+		if _, err := ParseCases("h2-hello", Lists{H2Hello: bad}); err == nil {
+			t.Errorf("ParseCases(h2-hello, %q) = nil error, want one", bad)
+		}
+	}
+}
+
+// TestHPACKInt checks the integer encoding against RFC 7541's examples
+// (C.1.1 to C.1.3).
+func TestHPACKInt(t *testing.T) {
+	for _, tc := range []struct {
+		n    uint
+		x    uint64
+		want []byte
+	}{{5, 10, []byte{0x0a}}, {5, 1337, []byte{0x1f, 0x9a, 0x0a}}, {8, 42, []byte{0x2a}}, {7, 127, []byte{0x7f, 0x00}}} {
+		if got := appendHPACKInt(nil, tc.n, tc.x); !bytes.Equal(got, tc.want) {
+			t.Errorf("appendHPACKInt(%d-bit prefix, %d) = %x, want %x", tc.n, tc.x, got, tc.want)
+		}
+	}
+}
