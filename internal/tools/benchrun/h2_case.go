@@ -20,10 +20,18 @@ func (c Case) H2() bool { return strings.HasPrefix(c.Scenario, h2Prefix) }
 // h2Title is Title for an HTTP/2 case.
 func (c Case) h2Title() string {
 	if c.Scenario == "h2-hello" {
-		return fmt.Sprintf("%s: h2load -t%d, %s h2c conns × %s streams, GET of %q",
-			c.Scenario, h2loadThreads(c.Conns), count(c.Conns), count(c.Streams), HelloBody)
+		return fmt.Sprintf("%s: h2load -t%d, %s × %s, GET of %q",
+			c.Scenario, h2loadThreads(c.Conns), plural(c.Conns, "h2c conn"), plural(c.Streams, "stream"), HelloBody)
 	}
-	return fmt.Sprintf("%s: %s h2c conns idle after one GET each", c.Scenario, count(c.Conns))
+	return fmt.Sprintf("%s: %s idle after one GET each", c.Scenario, plural(c.Conns, "h2c conn"))
+}
+
+// plural writes n things: 1 stream, 1,000 streams.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return count(n) + " " + thing + "s"
 }
 
 // h2Unit is Unit for an HTTP/2 case.

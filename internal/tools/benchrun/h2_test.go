@@ -2,10 +2,12 @@ package benchrun
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +102,34 @@ func TestHPACKInt(t *testing.T) {
 		if got := appendHPACKInt(nil, tc.n, tc.x); !bytes.Equal(got, tc.want) {
 			t.Errorf("appendHPACKInt(%d-bit prefix, %d) = %x, want %x", tc.n, tc.x, got, tc.want)
 		}
+	}
+}
+
+// TestH2Targets checks the HTTP/2 targets against std-h2's rows: met,
+// missed, and not measured without the reference.
+func TestH2Targets(t *testing.T) {
+	hello := Case{Scenario: "h2-hello", Conns: 1, Size: len(HelloBody), Streams: 100}
+	idle := Case{Scenario: "h2-idle", Conns: 10000, Size: len(HelloBody)}
+	lone := Case{Scenario: "h2-hello", Conns: 500, Size: len(HelloBody), Streams: 1}
+	rows := []Row{
+		{Case: hello, Server: "gale-h2", Gale: true, Median: 50000, CPUPerMsg: 20},
+		{Case: hello, Server: "std-h2", Median: 34200, CPUPerMsg: 34.6},
+		{Case: idle, Server: "gale-h2", Gale: true, Median: 3500},
+		{Case: idle, Server: "std-h2", Median: 28400},
+		{Case: lone, Server: "gale-h2", Gale: true, Median: 30000, CPUPerMsg: 30},
+	}
+	var got []string
+	for _, tg := range H2Targets(rows) {
+		got = append(got, fmt.Sprintf("%s: known %v, met %v", tg.Name, tg.Known, tg.Met))
+	}
+	want := []string{
+		"h2-hello: 1 conn × 100 streams (req/s): known true, met true",
+		"h2-hello: 1 conn × 100 streams (server CPU µs/req): known true, met true",
+		"h2-idle: 10,000 conns (server RSS per conn): known true, met false",
+		"h2-hello: 500 conns × 1 stream (req/s): known false, met false",
+		"h2-hello: 500 conns × 1 stream (server CPU µs/req): known false, met false",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("H2Targets =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

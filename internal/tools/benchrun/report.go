@@ -121,6 +121,9 @@ func (v *reportView) markdown(charts []chartFile) []byte {
 	if slices.ContainsFunc(v.cases, func(c Case) bool { return c.kind() == kindPlain }) {
 		mdTargets(&b, Targets(v.sortedRows())) // the targets are the plain scenarios'
 	}
+	if slices.ContainsFunc(v.cases, func(c Case) bool { return c.kind() == kindH2 }) {
+		mdH2Targets(&b, H2Targets(v.sortedRows()))
+	}
 	v.mdDetails(&b)
 	v.mdNotes(&b)
 	return []byte(b.String())
@@ -307,6 +310,11 @@ func mdTargets(b *strings.Builder, ts []Target) {
 		return
 	}
 	b.WriteString("Peers are the servers other than gale's and the references (stdnet, cepoll, curing).\n\n")
+	mdTargetTable(b, ts)
+}
+
+// mdTargetTable writes a table of targets, one a row.
+func mdTargetTable(b *strings.Builder, ts []Target) {
 	b.WriteString("| target | server | goal | measured | met |\n|---|---|---|---|:-:|\n")
 	for _, t := range ts {
 		mark := "—"
