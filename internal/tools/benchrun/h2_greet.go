@@ -64,31 +64,36 @@ func readMore(c net.Conn, buf []byte) ([]byte, error) {
 }
 
 // h2HelloBlock is the HPACK header block of a GET of HelloPath over h2c
-// from authority (RFC 7541): :method GET and :scheme http indexed (static
-// entries 2 and 6), :path and :authority literal without indexing, on
-// the static names 4 and 1, without Huffman coding.
+// from authority (RFC 7541), written as clients such as h2load and
+// net/http's write theirs: :method GET and :scheme http indexed (static
+// entries 2 and 6), :path literal on the static name 4, :authority and
+// user-agent literal with incremental indexing on the static names 1
+// and 58, so that the server's decoder keeps them in its dynamic table,
+// as it does for a real client. No string is Huffman-coded.
 func h2HelloBlock(authority string) []byte {
 	b := []byte{0x82, 0x86}
-	b = appendHPACKLiteral(b, 4, HelloPath)
-	return appendHPACKLiteral(b, 1, authority)
+	b = appendHPACKLiteral(b, 0x00, 4, 4, HelloPath)
+	b = appendHPACKLiteral(b, 0x40, 6, 1, authority)
+	return appendHPACKLiteral(b, 0x40, 6, 58, "galebench")
 }
 
-// appendHPACKLiteral appends a literal field without indexing, its name
-// the static table's entry name (< 15), its value a raw string
-// (RFC 7541 §6.2.2, §5.2).
-func appendHPACKLiteral(b []byte, name byte, value string) []byte {
-	b = append(b, name)
-	return append(appendHPACKInt(b, 7, uint64(len(value))), value...)
+// appendHPACKLiteral appends a literal field whose name is the static
+// table's entry name: with incremental indexing (flags 0x40, a 6-bit
+// prefix, RFC 7541 §6.2.1) or without (flags 0, a 4-bit prefix,
+// §6.2.2); its value a raw string (§5.2).
+func appendHPACKLiteral(b []byte, flags byte, prefix uint, name uint64, value string) []byte {
+	b = appendHPACKInt(b, flags, prefix, name)
+	return append(appendHPACKInt(b, 0, 7, uint64(len(value))), value...)
 }
 
-// appendHPACKInt appends x with an n-bit prefix, the prefix's other bits
-// zero (RFC 7541 §5.1).
-func appendHPACKInt(b []byte, n uint, x uint64) []byte {
+// appendHPACKInt appends x with an n-bit prefix, the first byte's other
+// bits flags (RFC 7541 §5.1).
+func appendHPACKInt(b []byte, flags byte, n uint, x uint64) []byte {
 	limit := uint64(1)<<n - 1
 	if x < limit {
-		return append(b, byte(x))
+		return append(b, flags|byte(x))
 	}
-	b = append(b, byte(limit))
+	b = append(b, flags|byte(limit))
 	for x -= limit; x >= 128; x >>= 7 {
 		b = append(b, byte(x&127|128))
 	}

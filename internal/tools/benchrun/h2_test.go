@@ -95,13 +95,29 @@ func TestH2Cases(t *testing.T) {
 // (C.1.1 to C.1.3).
 func TestHPACKInt(t *testing.T) {
 	for _, tc := range []struct {
-		n    uint
-		x    uint64
-		want []byte
-	}{{5, 10, []byte{0x0a}}, {5, 1337, []byte{0x1f, 0x9a, 0x0a}}, {8, 42, []byte{0x2a}}, {7, 127, []byte{0x7f, 0x00}}} {
-		if got := appendHPACKInt(nil, tc.n, tc.x); !bytes.Equal(got, tc.want) {
-			t.Errorf("appendHPACKInt(%d-bit prefix, %d) = %x, want %x", tc.n, tc.x, got, tc.want)
+		flags byte
+		n     uint
+		x     uint64
+		want  []byte
+	}{
+		{0, 5, 10, []byte{0x0a}}, {0, 5, 1337, []byte{0x1f, 0x9a, 0x0a}}, {0, 8, 42, []byte{0x2a}},
+		{0, 7, 127, []byte{0x7f, 0x00}}, {0x40, 6, 58, []byte{0x7a}}, {0x40, 6, 63, []byte{0x7f, 0x00}},
+	} {
+		if got := appendHPACKInt(nil, tc.flags, tc.n, tc.x); !bytes.Equal(got, tc.want) {
+			t.Errorf("appendHPACKInt(%#x, %d-bit prefix, %d) = %x, want %x", tc.flags, tc.n, tc.x, got, tc.want)
 		}
+	}
+}
+
+// TestH2HelloBlock checks the idle clients' header block byte by byte
+// (RFC 7541 §6.1, §6.2.1, §6.2.2); TestH2Smoke's h2-idle has both
+// servers decode it.
+func TestH2HelloBlock(t *testing.T) {
+	got := h2HelloBlock("a:1")
+	want := []byte{0x82, 0x86, 0x04, 0x01, '/', 0x41, 0x03, 'a', ':', '1', 0x7a, 0x09}
+	want = append(want, "galebench"...)
+	if !bytes.Equal(got, want) {
+		t.Errorf("h2HelloBlock(a:1) = %x, want %x", got, want)
 	}
 }
 
