@@ -45,6 +45,6 @@ func GaleH2Servers(serve func(ln net.Listener, h http.Handler) error) []Server {
 				ready(ln.Addr())
 				return serve(ln, HTTPHandler())
 			},
-			Note: "gale http1.Server{Handler: HTTPHandler, Protocols: HTTP1 and UnencryptedHTTP2} at its defaults, Serve on the listener: ModeLoop, each connection's frames read and written on the engine's loops, each stream's handler on a goroutine from a pool; the engine's default Options, Backend Auto (epoll on Linux for http1)"},
+			Note: "gale http1.Server{Handler: HTTPHandler, Protocols: HTTP1 and UnencryptedHTTP2} at its defaults, Serve on the listener: ModeLoop, each connection's frames read on the engine's loops, each stream's handler on a goroutine from a pool, which writes its response's frames itself; the engine's default Options, Backend Auto (epoll on Linux for http1)"},
 	}
 }
