@@ -13,6 +13,7 @@
 //	go run ./cmd/galebench -servers engine,stdnet -scenarios pingpong -pingpong 1000x1024
 //	go run ./cmd/galebench -scenarios tls -idle 10000   # the TLS comparison
 //	go run ./cmd/galebench -scenarios http              # the HTTP comparison (needs wrk)
+//	go run ./cmd/galebench -scenarios h2                # the HTTP/2 comparison (needs h2load)
 //
 // Servers: aio (a Watcher, default Config) and engine (package engine's
 // reactor, default Options), each on the backend Auto picks, as a user
@@ -31,6 +32,10 @@
 // in ModeMixed) and std-http (net/http's Server, default settings);
 // bench adds nbhttp and fasthttp. Each serves "Hello, World!" on /, 64 KiB on /64k and
 // answers a POST to /upload with the length of its body, read whole.
+//
+// HTTP/2 servers, which run the h2- scenarios alone: gale-h2 (http1's
+// Server with Protocols HTTP1 and UnencryptedHTTP2) and std-h2 (net/http's
+// Server with the same Protocols), the same handler as the HTTP/1.1 ones.
 //
 // Scenarios:
 //
@@ -62,6 +67,19 @@
 //	http-idle    N conns each make one keep-alive GET, then stay open:
 //	             the server's memory growth per connection; -http-idle 10000
 //
+// HTTP/2 scenarios (-scenarios h2 for both), over h2c by prior
+// knowledge; h2-hello's load generator is h2load (nghttp2's, Debian's
+// nghttp2-client, which must be in PATH) with -t2 (-t1 for one
+// connection) for -d, failed by any failed request or status of 400 or
+// more:
+//
+//	h2-hello  GETs of "Hello, World!", CONNS connections × STREAMS
+//	          concurrent streams each (req/s, server CPU per request);
+//	          -h2 1x100,50x10,500x1
+//	h2-idle   N h2c conns each exchange SETTINGS and make one GET, then
+//	          stay open: the server's memory growth per connection;
+//	          -h2-idle 10000
+//
 // Every run records the server's CPU seconds and peak RSS and the load
 // generator's CPU; -out DIR writes them as JSON lines with a Markdown
 // report and SVG charts.
@@ -92,11 +110,13 @@ func main() {
 		os.Exit(soak.Main("galebench soak", benchrun.GaleServers(), os.Args[2:]))
 	}
 	benchrun.Main(benchrun.Config{
-		Command:     "galebench",
-		Servers:     slices.Concat(benchrun.GaleServers(), benchrun.TLSServers(), benchrun.HTTPServers(), benchrun.GaleHTTPServers(serveHTTP1)),
+		Command: "galebench",
+		Servers: slices.Concat(benchrun.GaleServers(), benchrun.TLSServers(), benchrun.HTTPServers(), benchrun.GaleHTTPServers(serveHTTP1),
+			benchrun.H2Servers(), benchrun.GaleH2Servers(serveH2)),
 		Default:     []string{"aio", "aio-io_uring", "engine", "engine-epoll", "netconn", "netconn-io_uring", "stdnet"},
 		DefaultTLS:  []string{"engine-tls", "std-tls"},
 		DefaultHTTP: []string{"gale-http", "gale-http-mixed", "std-http"},
+		DefaultH2:   []string{"gale-h2", "std-h2"},
 		Usage:       "galebench: gale's echo servers against std net's on loopback. Flags:",
 	})
 }

@@ -49,8 +49,9 @@ var policy = map[string][]string{
 	// bench module: a program in all but name, it runs gale's public APIs
 	// as echo servers. It lives in internal/tools, not under
 	// cmd/galebench/internal, because the bench module imports it too.
-	// tlstest gives its TLS servers and clients their certificates.
-	"internal/tools/benchrun": {"aio", "backend", "engine", "netconn", "internal/tools/procfs", "internal/testkit/tlstest"},
+	// tlstest gives its TLS servers and clients their certificates,
+	// h2frame its HTTP/2 idle clients their frames.
+	"internal/tools/benchrun": {"aio", "backend", "engine", "netconn", "internal/h2frame", "internal/tools/procfs", "internal/testkit/tlstest"},
 	// tlstest makes test certificates: the standard library alone; for
 	// tests and benchmarks (benchrun's TLS servers).
 	"internal/testkit/tlstest": {},

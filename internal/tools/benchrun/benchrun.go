@@ -25,6 +25,12 @@
 // parsed and whose CPU time is the client's; http-idle's is this
 // process, as idle's is. Each server's answers are checked once with
 // net/http's client before it is measured (checkHTTP).
+//
+// The HTTP/2 scenarios (h2-hello, h2-idle) run against the HTTP/2
+// servers (Server.ServeH2) alone, over h2c by prior knowledge. h2-hello's
+// load generator is h2load (nghttp2's), driven as wrk is; h2-idle's is
+// this process, speaking the frames itself. Each server's answer is
+// checked with net/http's HTTP/2 client first (checkH2).
 package benchrun
 
 import (
@@ -55,6 +61,11 @@ type Server struct {
 	// way, and returns only on failure. An HTTP server runs the http-
 	// scenarios alone, which no other server runs.
 	ServeHTTP func(ln net.Listener, ready func(net.Addr)) error
+	// ServeH2, set in place of Serve, makes an HTTP/2 server: it serves
+	// HTTPHandler as ServeHTTP does, and HTTP/2 in the clear to a client
+	// that opens with the connection preface (h2c by prior knowledge,
+	// RFC 9113 §3.3). An HTTP/2 server runs the h2- scenarios alone.
+	ServeH2 func(ln net.Listener, ready func(net.Addr)) error
 	// Gale marks gale's own servers: the profiling flags apply to them.
 	Gale bool
 	// Backend is the gale backend the server runs on, "epoll" or
@@ -73,8 +84,8 @@ type Config struct {
 	Servers []Server // every server the command can start
 	// Default lists the servers to compare when -servers is not given;
 	// DefaultTLS those added when a TLS scenario is chosen, DefaultHTTP
-	// those added when an HTTP one is.
-	Default, DefaultTLS, DefaultHTTP []string
+	// those added when an HTTP one is, DefaultH2 when an HTTP/2 one is.
+	Default, DefaultTLS, DefaultHTTP, DefaultH2 []string
 	// Full makes the full suite the default (else the short one).
 	Full bool
 	// Usage is printed before the flags by -h.

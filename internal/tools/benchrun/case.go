@@ -8,11 +8,15 @@ import (
 // Case is one scenario at one size: what a row of the report measures.
 type Case struct {
 	// Scenario is stream, pingpong, conns or idle, one of the TLS
-	// scenarios: tls-stream, tls-pingpong, tls-handshake, tls-idle, or
-	// one of the HTTP ones: http-hello, http-64k, http-upload, http-idle.
+	// scenarios: tls-stream, tls-pingpong, tls-handshake, tls-idle, one
+	// of the HTTP ones: http-hello, http-64k, http-upload, http-idle, or
+	// one of the HTTP/2 ones: h2-hello, h2-idle.
 	Scenario string `json:"scenario"`
 	Conns    int    `json:"conns"` // connections (concurrent clients, for tls-handshake)
 	Size     int    `json:"size"`  // bytes per message (write, for stream; body per request, for HTTP)
+	// Streams is h2-hello's concurrent streams per connection (h2load
+	// -m); 0 in every other case.
+	Streams int `json:"streams,omitempty"`
 }
 
 const (
@@ -29,29 +33,32 @@ const tlsPrefix = "tls-"
 // clients are crypto/tls's.
 func (c Case) TLS() bool { return strings.HasPrefix(c.Scenario, tlsPrefix) }
 
-// base is the scenario without its tls- or http- prefix: the plain
-// scenario a TLS one repeats over TLS, or handshake; idle for http-idle,
-// which measures what idle does.
+// base is the scenario without its tls-, http- or h2- prefix: the plain
+// scenario a TLS one repeats over TLS, or handshake; idle for http-idle
+// and h2-idle, which measure what idle does.
 func (c Case) base() string {
-	return strings.TrimPrefix(strings.TrimPrefix(c.Scenario, tlsPrefix), httpPrefix)
+	s := strings.TrimPrefix(c.Scenario, tlsPrefix)
+	return strings.TrimPrefix(strings.TrimPrefix(s, httpPrefix), h2Prefix)
 }
 
 // Reference is the server every ratio of the case is taken against:
 // std net's echo, over crypto/tls for a TLS case; net/http's server for
-// an HTTP case.
+// an HTTP case, and its HTTP/2 server for an HTTP/2 one.
 func (c Case) Reference() string {
 	switch c.kind() {
 	case kindTLS:
 		return "std-tls"
 	case kindHTTP:
 		return "std-http"
+	case kindH2:
+		return "std-h2"
 	}
 	return "stdnet"
 }
 
 // Key names the case in file names and JSON: stream, pingpong-50x4,
 // conns-8192, idle-10000, tls-pingpong-50x1024, tls-handshake-16,
-// http-hello-1000.
+// http-hello-1000, h2-hello-50x10 (connections × streams).
 func (c Case) Key() string {
 	switch c.base() {
 	case "stream":
@@ -59,13 +66,19 @@ func (c Case) Key() string {
 	case "pingpong":
 		return fmt.Sprintf("%s-%dx%d", c.Scenario, c.Conns, c.Size)
 	}
+	if c.Streams > 0 {
+		return fmt.Sprintf("%s-%dx%d", c.Scenario, c.Conns, c.Streams)
+	}
 	return fmt.Sprintf("%s-%d", c.Scenario, c.Conns)
 }
 
 // Title describes the case for people.
 func (c Case) Title() string {
-	if c.HTTP() {
+	switch c.kind() {
+	case kindHTTP:
 		return c.httpTitle()
+	case kindH2:
+		return c.h2Title()
 	}
 	conn := "conn"
 	if c.TLS() {
@@ -87,8 +100,11 @@ func (c Case) Title() string {
 
 // Unit is the unit of the case's headline figure.
 func (c Case) Unit() string {
-	if c.HTTP() {
+	switch c.kind() {
+	case kindHTTP:
 		return c.httpUnit()
+	case kindH2:
+		return c.h2Unit()
 	}
 	switch c.base() {
 	case "stream":

@@ -16,7 +16,8 @@ import (
 // then stay open, waits for the server to settle, and reads the memory
 // again. The figure is the growth divided by the connections. In
 // tls-idle each connection completes its handshake before its echo; in
-// http-idle each makes one keep-alive GET in place of the echo.
+// http-idle each makes one keep-alive GET in place of the echo, in
+// h2-idle one GET over HTTP/2 (h2Greet).
 func idle(ch *Child, c Case, _ Options) (result, error) {
 	dial, greet := dialerFor(c), greeterFor(c)
 	warm, err := dialAll(dial, ch.Addr(), 1)
@@ -59,10 +60,14 @@ func settle() { time.Sleep(500 * time.Millisecond) }
 type greetFunc func(c net.Conn, seed byte) error
 
 // greeterFor returns the exchange of case c's idle connections: an echo
-// of one byte, or for an HTTP case one GET of HelloPath.
+// of one byte, or for an HTTP case one GET of HelloPath, over HTTP/2 for
+// an HTTP/2 case.
 func greeterFor(c Case) greetFunc {
-	if c.HTTP() {
+	switch c.kind() {
+	case kindHTTP:
 		return func(c net.Conn, _ byte) error { return getHello(c) }
+	case kindH2:
+		return func(c net.Conn, _ byte) error { return h2Greet(c) }
 	}
 	return func(c net.Conn, seed byte) error { return echoOnce(c, 1, seed) }
 }

@@ -1,7 +1,7 @@
 package benchrun
 
 // kind is what a server speaks and what a case's clients expect: echo
-// over TCP, echo over TLS, or HTTP/1.1. A server runs the cases of its
+// over TCP, echo over TLS, HTTP/1.1, or HTTP/2 in the clear (h2c). A server runs the cases of its
 // kind alone, and each kind has its own reference server.
 type kind int
 
@@ -9,15 +9,18 @@ const (
 	kindPlain kind = iota // echo over TCP: stream, pingpong, conns, idle
 	kindTLS               // echo over TLS: the tls- scenarios
 	kindHTTP              // HTTP/1.1: the http- scenarios
+	kindH2                // h2c by prior knowledge: the h2- scenarios
 )
 
-// String names the kind in messages: plain, TLS, HTTP.
+// String names the kind in messages: plain, TLS, HTTP, HTTP/2.
 func (k kind) String() string {
 	switch k {
 	case kindTLS:
 		return "TLS"
 	case kindHTTP:
 		return "HTTP"
+	case kindH2:
+		return "HTTP/2"
 	}
 	return "plain"
 }
@@ -29,6 +32,8 @@ func (s Server) kind() kind {
 		return kindTLS
 	case s.ServeHTTP != nil:
 		return kindHTTP
+	case s.ServeH2 != nil:
+		return kindH2
 	}
 	return kindPlain
 }
@@ -40,6 +45,8 @@ func (c Case) kind() kind {
 		return kindTLS
 	case c.HTTP():
 		return kindHTTP
+	case c.H2():
+		return kindH2
 	}
 	return kindPlain
 }

@@ -102,7 +102,8 @@ func testServers() []Server {
 			c.Close()
 		}
 	}}
-	return slices.Concat(GaleServers(), TLSServers(), HTTPServers(), GaleHTTPServers(serveHTTP1), []Server{closer})
+	return slices.Concat(GaleServers(), TLSServers(), HTTPServers(), GaleHTTPServers(serveHTTP1),
+		H2Servers(), GaleH2Servers(serveH2), []Server{closer})
 }
 
 // TestFailureRecorded checks that a server which cannot serve a case is

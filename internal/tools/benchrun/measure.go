@@ -37,6 +37,8 @@ var scenarios = map[string]func(ch *Child, c Case, o Options) (result, error){
 	"http-64k":      httpLoad,
 	"http-upload":   httpLoad,
 	"http-idle":     idle,
+	"h2-hello":      h2Load,
+	"h2-idle":       idle,
 }
 
 // measure starts server s, drives it through case c and returns the
@@ -73,6 +75,8 @@ func measureRun(s Server, c Case, o Options) (result, error) {
 		params, err = probeTLS(ch.Addr())
 	case kindHTTP:
 		err = checkHTTP(ch.Addr())
+	case kindH2:
+		err = checkH2(ch.Addr())
 	}
 	if err != nil {
 		ch.Stop()

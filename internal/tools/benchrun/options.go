@@ -41,18 +41,20 @@ type Options struct {
 
 // The suites. The short one is galebench's default (about a minute); the
 // full one is what BASELINE.md measures, at several connection counts.
-// Neither runs the TLS or HTTP scenarios unless -scenarios names them.
+// Neither runs the TLS, HTTP or HTTP/2 scenarios unless -scenarios names
+// them.
 var (
 	shortSuite = suite{
 		scenarios: "stream,pingpong,conns",
 		lists: Lists{Pingpong: "50x4", Conns: "1000", Idle: "10000", TLSPingpong: "50x1024", Handshake: "16",
-			HTTPHello: "50,1000", HTTPBulk: "50", HTTPIdle: "10000"},
+			HTTPHello: "50,1000", HTTPBulk: "50", HTTPIdle: "10000", H2Hello: h2Shapes, H2Idle: "10000"},
 		d: 2 * time.Second, reps: 3,
 	}
 	fullSuite = suite{
 		scenarios: "stream,pingpong,conns,idle",
 		lists: Lists{Pingpong: "50x4,1000x1024", Conns: "1000,8192,19000", Idle: "1000,10000,19000",
-			TLSPingpong: "50x1024", Handshake: "16", HTTPHello: "50,1000", HTTPBulk: "50", HTTPIdle: "10000"},
+			TLSPingpong: "50x1024", Handshake: "16", HTTPHello: "50,1000", HTTPBulk: "50", HTTPIdle: "10000",
+			H2Hello: h2Shapes, H2Idle: "10000"},
 		d: 4 * time.Second, reps: 5,
 	}
 )
@@ -63,6 +65,11 @@ type suite struct {
 	d         time.Duration
 	reps      int
 }
+
+// h2Shapes are h2-hello's default cases, CONNSxSTREAMS: one connection
+// multiplexing many streams, a few connections with some each, and many
+// connections with one stream each.
+const h2Shapes = "1x100,50x10,500x1"
 
 // tlsScenarios are the TLS scenarios, for -scenarios tls.
 const tlsScenarios = "tls-stream,tls-pingpong,tls-handshake,tls-idle"
@@ -79,23 +86,23 @@ type cli struct {
 	o      Options
 	fv     flagValues
 	report bool // -report: only re-render from -out
-	// defaults are the servers compared without -servers: plain, TLS
-	// and HTTP.
-	defaults, defaultsTLS, defaultsHTTP []string
+	// defaults are the servers compared without -servers: plain, TLS,
+	// HTTP and HTTP/2.
+	defaults, defaultsTLS, defaultsHTTP, defaultsH2 []string
 }
 
 // bindFlags defines the suite's flags on fs.
 func bindFlags(fs *flag.FlagSet, cfg Config) *cli {
-	c := &cli{defaults: cfg.Default, defaultsTLS: cfg.DefaultTLS, defaultsHTTP: cfg.DefaultHTTP}
+	c := &cli{defaults: cfg.Default, defaultsTLS: cfg.DefaultTLS, defaultsHTTP: cfg.DefaultHTTP, defaultsH2: cfg.DefaultH2}
 	o := &c.o
 	def := shortSuite
 	if cfg.Full {
 		def = fullSuite
 	}
 	fv := &c.fv
-	fv.servers = fs.String("servers", "", fmt.Sprintf("servers to compare, comma-separated: %s (default %s; %s for the tls- scenarios; %s for the http- ones)",
-		serverList(cfg.Servers), strings.Join(cfg.Default, ","), strings.Join(cfg.DefaultTLS, ","), strings.Join(cfg.DefaultHTTP, ",")))
-	fv.scenarios = fs.String("scenarios", def.scenarios, "scenarios to run: stream, pingpong, conns, idle; tls-stream, tls-pingpong, tls-handshake, tls-idle (tls: all four), which run on the TLS servers alone; http-hello, http-64k, http-upload, http-idle (http: all four), which run on the HTTP servers alone, with wrk")
+	fv.servers = fs.String("servers", "", fmt.Sprintf("servers to compare, comma-separated: %s (default %s; %s for the tls- scenarios; %s for the http- ones; %s for the h2- ones)",
+		serverList(cfg.Servers), strings.Join(cfg.Default, ","), strings.Join(cfg.DefaultTLS, ","), strings.Join(cfg.DefaultHTTP, ","), strings.Join(cfg.DefaultH2, ",")))
+	fv.scenarios = fs.String("scenarios", def.scenarios, "scenarios to run: stream, pingpong, conns, idle; tls-stream, tls-pingpong, tls-handshake, tls-idle (tls: all four), which run on the TLS servers alone; http-hello, http-64k, http-upload, http-idle (http: all four), which run on the HTTP servers alone, with wrk; h2-hello, h2-idle (h2: both), which run on the HTTP/2 servers alone, over h2c, with h2load")
 	fs.StringVar(&fv.lists.Pingpong, "pingpong", def.lists.Pingpong, "pingpong cases, CONNSxBYTES, comma-separated")
 	fs.StringVar(&fv.lists.Conns, "conns", def.lists.Conns, "connection counts of the conns scenario (each echoes 1 KiB per round)")
 	fs.StringVar(&fv.lists.Idle, "idle", def.lists.Idle, "connection counts of the idle and tls-idle scenarios (at most about 19000: the open-file limit)")
@@ -104,6 +111,8 @@ func bindFlags(fs *flag.FlagSet, cfg Config) *cli {
 	fs.StringVar(&fv.lists.HTTPHello, "http-hello", def.lists.HTTPHello, "wrk's connections in the http-hello scenario, comma-separated")
 	fs.StringVar(&fv.lists.HTTPBulk, "http-bulk", def.lists.HTTPBulk, "wrk's connections in the http-64k and http-upload scenarios, comma-separated")
 	fs.StringVar(&fv.lists.HTTPIdle, "http-idle", def.lists.HTTPIdle, "connection counts of the http-idle scenario (at most about 19000: the open-file limit)")
+	fs.StringVar(&fv.lists.H2Hello, "h2", def.lists.H2Hello, "h2-hello cases, CONNSxSTREAMS (h2load -c and -m), comma-separated")
+	fs.StringVar(&fv.lists.H2Idle, "h2-idle", def.lists.H2Idle, "connection counts of the h2-idle scenario (at most about 19000: the open-file limit)")
 	fv.full = fs.Bool("full", false, "run the full suite: every plain scenario at every connection count, 5 reps of 4s")
 	fs.DurationVar(&o.Duration, "d", def.d, "duration of each measurement")
 	fs.IntVar(&o.Reps, "reps", def.reps, "repetitions, interleaved across servers; medians are reported")
@@ -149,11 +158,11 @@ func (c *cli) finish(fs *flag.FlagSet) error {
 }
 
 // defaultServers are the servers compared without -servers: the
-// defaults of each kind (plain, TLS, HTTP) that some case is of.
+// defaults of each kind (plain, TLS, HTTP, HTTP/2) that some case is of.
 func (c *cli) defaultServers(cases []Case) []string {
-	defaults := map[kind][]string{kindPlain: c.defaults, kindTLS: c.defaultsTLS, kindHTTP: c.defaultsHTTP}
+	defaults := map[kind][]string{kindPlain: c.defaults, kindTLS: c.defaultsTLS, kindHTTP: c.defaultsHTTP, kindH2: c.defaultsH2}
 	var out []string
-	for _, k := range []kind{kindPlain, kindTLS, kindHTTP} {
+	for _, k := range []kind{kindPlain, kindTLS, kindHTTP, kindH2} {
 		if slices.ContainsFunc(cases, func(cs Case) bool { return cs.kind() == k }) {
 			out = append(out, defaults[k]...)
 		}
@@ -172,13 +181,16 @@ type Lists struct {
 	HTTPHello   string // http-hello's connections
 	HTTPBulk    string // http-64k's and http-upload's connections
 	HTTPIdle    string // http-idle's connection counts
+	H2Hello     string // h2-hello's cases, CONNSxSTREAMS
+	H2Idle      string // h2-idle's connection counts
 }
 
 // ParseCases expands scenario names into cases: stream and tls-stream
 // once, pingpong and tls-pingpong once per CONNSxBYTES item of their
 // lists, conns, idle, tls-idle, tls-handshake and the http- scenarios
-// once per count of theirs. The name tls stands for the four TLS
-// scenarios, http for the four HTTP ones.
+// once per count of theirs, h2-hello once per CONNSxSTREAMS item. The
+// name tls stands for the four TLS scenarios, http for the four HTTP
+// ones, h2 for the two HTTP/2 ones.
 func ParseCases(scenarios string, l Lists) ([]Case, error) {
 	var cases []Case
 	for _, sc := range splitList(scenarios) {
@@ -188,6 +200,8 @@ func ParseCases(scenarios string, l Lists) ([]Case, error) {
 			names = splitList(tlsScenarios)
 		case "http":
 			names = splitList(httpScenarios)
+		case "h2":
+			names = splitList(h2Scenarios)
 		}
 		for _, name := range names {
 			more, err := parseScenario(name, l)
@@ -222,8 +236,11 @@ func parseScenario(sc string, l Lists) ([]Case, error) {
 	if cases, ok, err := parseHTTPScenario(sc, l); ok {
 		return cases, err
 	}
-	return nil, fmt.Errorf("unknown scenario %q (have stream, pingpong, conns, idle, %s, or tls for those four, %s, or http for those four)",
-		sc, strings.ReplaceAll(tlsScenarios, ",", ", "), strings.ReplaceAll(httpScenarios, ",", ", "))
+	if cases, ok, err := parseH2Scenario(sc, l); ok {
+		return cases, err
+	}
+	return nil, fmt.Errorf("unknown scenario %q (have stream, pingpong, conns, idle, %s, or tls for those four, %s, or http for those four, %s, or h2 for those two)",
+		sc, strings.ReplaceAll(tlsScenarios, ",", ", "), strings.ReplaceAll(httpScenarios, ",", ", "), strings.ReplaceAll(h2Scenarios, ",", ", "))
 }
 
 // parsePingpong makes a case of scenario sc per CONNSxBYTES item of list.

@@ -84,7 +84,7 @@ func newReportView(meta Meta, rows []Row) *reportView {
 func compareCases(a, b Case) int {
 	rank := func(s string) int {
 		order := []string{"stream", "pingpong", "conns", "idle", "tls-stream", "tls-pingpong", "tls-handshake", "tls-idle",
-			"http-hello", "http-64k", "http-upload", "http-idle"}
+			"http-hello", "http-64k", "http-upload", "http-idle", "h2-hello", "h2-idle"}
 		i := slices.Index(order, s)
 		if i < 0 {
 			return len(order)
@@ -92,7 +92,7 @@ func compareCases(a, b Case) int {
 		return i
 	}
 	return cmp.Or(cmp.Compare(rank(a.Scenario), rank(b.Scenario)),
-		cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Conns, b.Conns), cmp.Compare(a.Size, b.Size))
+		cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Conns, b.Conns), cmp.Compare(a.Size, b.Size), cmp.Compare(a.Streams, b.Streams))
 }
 
 // row returns the row of case c on server srv, if measured.
@@ -120,6 +120,9 @@ func (v *reportView) markdown(charts []chartFile) []byte {
 	mdCharts(&b, charts)
 	if slices.ContainsFunc(v.cases, func(c Case) bool { return c.kind() == kindPlain }) {
 		mdTargets(&b, Targets(v.sortedRows())) // the targets are the plain scenarios'
+	}
+	if slices.ContainsFunc(v.cases, func(c Case) bool { return c.kind() == kindH2 }) {
+		mdH2Targets(&b, H2Targets(v.sortedRows()))
 	}
 	v.mdDetails(&b)
 	v.mdNotes(&b)
@@ -307,6 +310,11 @@ func mdTargets(b *strings.Builder, ts []Target) {
 		return
 	}
 	b.WriteString("Peers are the servers other than gale's and the references (stdnet, cepoll, curing).\n\n")
+	mdTargetTable(b, ts)
+}
+
+// mdTargetTable writes a table of targets, one a row.
+func mdTargetTable(b *strings.Builder, ts []Target) {
 	b.WriteString("| target | server | goal | measured | met |\n|---|---|---|---|:-:|\n")
 	for _, t := range ts {
 		mark := "—"

@@ -16,28 +16,28 @@ var testFigures = []struct {
 	c    Case
 	figs map[string][3]float64
 }{
-	{Case{"stream", 1, streamChunk}, map[string][3]float64{
+	{Case{Scenario: "stream", Conns: 1, Size: streamChunk}, map[string][3]float64{
 		"aio": {1700, 30, 0}, "engine": {1512, 31, 0}, "stdnet": {1636, 32, 0},
 		"cepoll": {1599, 29, 0}, "gaio": {1468, 40, 0}, "gnet": {1571, 33, 0}}},
-	{Case{"pingpong", 50, 4}, map[string][3]float64{
+	{Case{Scenario: "pingpong", Conns: 50, Size: 4}, map[string][3]float64{
 		"aio": {150000, 7.0, 3000}, "engine": {140000, 7.5, 3100}, "stdnet": {131600, 7.2, 4227},
 		"cepoll": {122200, 7.13, 4293}, "gaio": {89000, 9.25, 1597}, "gnet": {130000, 7.22, 4145}}},
-	{Case{"pingpong", 1000, 1024}, map[string][3]float64{
+	{Case{Scenario: "pingpong", Conns: 1000, Size: 1024}, map[string][3]float64{
 		"aio": {140000, 8, 20000}, "engine": {120000, 9, 21000}, "stdnet": {96000, 10, 27918},
 		"cepoll": {111900, 8.5, 19530}, "gaio": {89400, 11, 31064}, "gnet": {119600, 9.5, 19268}}},
-	{Case{"conns", 1000, connsSize}, map[string][3]float64{
+	{Case{Scenario: "conns", Conns: 1000, Size: connsSize}, map[string][3]float64{
 		"aio": {15.7, 20, 0}, "engine": {16.2, 21, 0}, "stdnet": {15.8, 22, 0},
 		"cepoll": {14, 18, 0}, "gaio": {17, 25, 0}, "gnet": {15, 19, 0}}},
-	{Case{"conns", 8192, connsSize}, map[string][3]float64{
+	{Case{Scenario: "conns", Conns: 8192, Size: connsSize}, map[string][3]float64{
 		"aio": {95, 20, 0}, "engine": {105, 21, 0}, "stdnet": {123, 22, 0},
 		"cepoll": {80, 18, 0}, "gaio": {138, 25, 0}, "gnet": {111, 19, 0}}},
-	{Case{"conns", 19000, connsSize}, map[string][3]float64{
+	{Case{Scenario: "conns", Conns: 19000, Size: connsSize}, map[string][3]float64{
 		"aio": {250, 20, 0}, "engine": {260, 21, 0}, "stdnet": {300, 22, 0},
 		"cepoll": {200, 18, 0}, "gaio": {320, 25, 0}}},
-	{Case{"idle", 10000, 1}, map[string][3]float64{
+	{Case{Scenario: "idle", Conns: 10000, Size: 1}, map[string][3]float64{
 		"aio": {1580, 0, 0}, "engine": {1198, 0, 0}, "stdnet": {7963, 0, 0},
 		"cepoll": {1, 0, 0}, "gaio": {5332, 0, 0}, "gnet": {539, 0, 0}}},
-	{Case{"idle", 19000, 1}, map[string][3]float64{
+	{Case{Scenario: "idle", Conns: 19000, Size: 1}, map[string][3]float64{
 		"aio": {240, 0, 0}, "engine": {300, 0, 0}, "stdnet": {8000, 0, 0},
 		"cepoll": {2, 0, 0}, "gaio": {5400, 0, 0}, "gnet": {540, 0, 0}}},
 }

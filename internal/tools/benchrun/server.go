@@ -70,6 +70,9 @@ func runChild(servers []Server, name string, o childOptions) error {
 	if s.ServeHTTP != nil {
 		return s.ServeHTTP(ln, ready)
 	}
+	if s.ServeH2 != nil {
+		return s.ServeH2(ln, ready)
+	}
 	return s.Serve(ln, ready)
 }
 

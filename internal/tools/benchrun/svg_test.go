@@ -98,9 +98,9 @@ func TestSVGEscapes(t *testing.T) {
 	meta.Servers = []string{`a<b>&"c'`, "stdnet"}
 	meta.Gale = nil
 	recs := []Record{
-		{Case: Case{"conns", 1000, connsSize}, Server: meta.Servers[0], Value: 10, Msgs: 1},
-		{Case: Case{"conns", 2000, connsSize}, Server: meta.Servers[0], Value: 20, Msgs: 1},
-		{Case: Case{"conns", 1000, connsSize}, Server: "stdnet", Value: 12, Msgs: 1},
+		{Case: Case{Scenario: "conns", Conns: 1000, Size: connsSize}, Server: meta.Servers[0], Value: 10, Msgs: 1},
+		{Case: Case{Scenario: "conns", Conns: 2000, Size: connsSize}, Server: meta.Servers[0], Value: 20, Msgs: 1},
+		{Case: Case{Scenario: "conns", Conns: 1000, Size: connsSize}, Server: "stdnet", Value: 12, Msgs: 1},
 	}
 	dir := t.TempDir()
 	if err := WriteReport(dir, meta, Summarize(meta, recs)); err != nil {

@@ -9,7 +9,7 @@ import (
 
 // printTable writes the rows as a text table: medians with min–max, the
 // ratio to the reference (std net, std-tls for a TLS case, std-http for an
-// HTTP one), server and client CPU per message, memory, latency.
+// HTTP one, std-h2 for an HTTP/2 one), server and client CPU per message, memory, latency.
 func printTable(w io.Writer, meta Meta, rows []Row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "case\tserver\tmedian\tunit\tmin–max\tvs ref\tsrv CPU µs/msg\tclient CPU µs/msg\tsrv peak RSS\tp50 µs\tp99 µs\tp99.9 µs\t")
@@ -28,7 +28,7 @@ func printTable(w io.Writer, meta Meta, rows []Row) {
 			cpu, ccpu, mib(r.PeakRSS), lat(r.P50), lat(r.P99), lat(r.P999))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%d run(s) of %s per cell, servers interleaved, medians; 'vs ref' is the ratio to stdnet (std-tls for the tls- cases, std-http for the http- ones), > 1 means better.\n", meta.Reps, meta.Duration)
+	fmt.Fprintf(w, "\n%d run(s) of %s per cell, servers interleaved, medians; 'vs ref' is the ratio to stdnet (std-tls for the tls- cases, std-http for the http- ones, std-h2 for the h2- ones), > 1 means better.\n", meta.Reps, meta.Duration)
 	printTLS(w, rows)
 	for _, ref := range caseReferences(rows) {
 		if !slices.Contains(meta.Servers, ref) {

@@ -60,7 +60,7 @@ func TestTargetsUnknown(t *testing.T) {
 
 // TestTargetsBoundary: a figure exactly at the goal meets it.
 func TestTargetsBoundary(t *testing.T) {
-	c := Case{"conns", 8192, connsSize}
+	c := Case{Scenario: "conns", Conns: 8192, Size: connsSize}
 	rows := []Row{
 		{Case: c, Server: "aio", Gale: true, Median: 90},
 		{Case: c, Server: "gnet", Median: 100},
@@ -79,7 +79,7 @@ func TestTargetsBoundary(t *testing.T) {
 // TestTargetsURing: the io_uring targets compare a -io_uring server with
 // the same server on epoll, at the boundary included.
 func TestTargetsURing(t *testing.T) {
-	pp := Case{"pingpong", 50, 4}
+	pp := Case{Scenario: "pingpong", Conns: 50, Size: 4}
 	rows := []Row{
 		{Case: pp, Server: "engine", Gale: true, CPUPerMsg: 10},
 		{Case: pp, Server: "engine-io_uring", Gale: true, CPUPerMsg: 8},
