@@ -21,7 +21,10 @@ type h2limits struct {
 }
 
 // The defaults of the HTTP/2 settings. MaxConcurrentStreams and the
-// table sizes are net/http's; the largest frame read is the protocol's
+// decoder's table size are net/http's; the encoder uses no dynamic table
+// (as nginx's HTTP/2 does): it would be kept by every idle connection,
+// for responses whose Date and lengths change anyway, and
+// MaxEncoderHeaderTableSize turns it on; the largest frame read is the protocol's
 // least, 16 KiB, where net/http reads up to 1 MiB: a frame is read whole
 // on the loop, so this bounds what a connection's input holds. The
 // windows bound the request body bytes a connection holds unread, per
@@ -53,7 +56,7 @@ func (s *Server) h2Limits() h2limits {
 		maxStreams:   h2DefaultMaxStreams,
 		maxFrame:     h2DefaultMaxFrame,
 		decTable:     h2DefaultTable,
-		encTable:     h2DefaultTable,
+		encTable:     0,
 		streamWindow: h2DefaultStreamWindow,
 		connWindow:   h2DefaultConnWindow,
 		maxFields:    s.maxHeaderValues(),

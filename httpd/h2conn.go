@@ -51,7 +51,7 @@ type h2conn struct {
 	outMu sync.Mutex
 
 	mu         sync.Mutex
-	streams    map[uint32]*h2stream // open or half-closed: the client's count
+	streams    map[uint32]*h2stream // open or half-closed: the client's count; nil when none (addStream)
 	handlers   int                  // handlers running, reset streams' included
 	sendWin    int64                // the client's window for the connection
 	peerWindow int32                // the client's SETTINGS_INITIAL_WINDOW_SIZE
@@ -80,7 +80,6 @@ func newH2Conn(c *conn) *h2conn {
 	h := &h2conn{
 		c: c, s: s, ec: c.ec, lim: &s.h2,
 		maxRead:    s.h2.maxFrame,
-		streams:    make(map[uint32]*h2stream),
 		sendWin:    h2InitialWindow,
 		peerWindow: h2InitialWindow,
 		peerFrame:  16 << 10,
@@ -200,7 +199,7 @@ func (h *h2conn) abortAll() {
 	for _, st := range h.streams {
 		open = append(open, st)
 	}
-	clear(h.streams)
+	h.streams = nil
 	h.mu.Unlock()
 	for _, st := range open {
 		st.abort(errH2Closed)

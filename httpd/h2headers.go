@@ -211,7 +211,7 @@ func (h *h2conn) open(id uint32, fields []hpack.HeaderField, end bool) error {
 		return h2Error(id, h2frame.ErrCodeRefusedStream, "too many handlers running")
 	}
 	st := h.newStream(id, req, declared, end)
-	h.streams[id] = st
+	h.addStream(st)
 	h.handlers++
 	first := !h.active
 	h.active = true

@@ -271,12 +271,23 @@ func (h *h2conn) reset(st *h2stream, code h2frame.ErrCode, err error) {
 	h.closeStream(st)
 }
 
+// addStream puts st in the table, made on need. h.mu is held.
+func (h *h2conn) addStream(st *h2stream) {
+	if h.streams == nil {
+		h.streams = make(map[uint32]*h2stream)
+	}
+	h.streams[st.id] = st
+}
+
 // closeStream takes st out of the table: the client may open another.
 // Any goroutine.
 func (h *h2conn) closeStream(st *h2stream) {
 	h.mu.Lock()
 	if h.streams[st.id] == st {
 		delete(h.streams, st.id)
+		if len(h.streams) == 0 {
+			h.streams = nil // its storage, grown by the streams, goes with them
+		}
 		h.recent[h.recentAt%len(h.recent)] = st.id
 		h.recentAt++
 	}

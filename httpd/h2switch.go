@@ -86,7 +86,7 @@ func (c *conn) upgradeH2c(req *http.Request, settings []byte, in *engine.Inbound
 	h.lastID = 1
 	h.mu.Lock()
 	st := h.newStream(1, req, -1, true)
-	h.streams[1] = st
+	h.addStream(st)
 	h.handlers++
 	h.active = true
 	h.mu.Unlock()

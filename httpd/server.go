@@ -66,8 +66,10 @@ type Server struct {
 	ConnContext func(ctx context.Context, c net.Conn) context.Context
 	// HTTP2 configures HTTP/2 connections, as net/http's field does:
 	// MaxConcurrentStreams, MaxDecoderHeaderTableSize,
-	// MaxEncoderHeaderTableSize, MaxReadFrameSize (16 KiB by default
-	// here), MaxReceiveBufferPerConnection, MaxReceiveBufferPerStream and
+	// MaxEncoderHeaderTableSize (0 by default here: responses' fields are
+	// not indexed, and an idle connection keeps no encoder table; net/http
+	// uses 4 KiB), MaxReadFrameSize (16 KiB by default here),
+	// MaxReceiveBufferPerConnection, MaxReceiveBufferPerStream and
 	// WriteByteTimeout (DefaultHTTP2StallTimeout when 0); the other
 	// fields are a client's. nil is the defaults.
 	HTTP2 *http.HTTP2Config

@@ -146,8 +146,8 @@ func (g *h2Greeting) headersFrame(f h2frame.Frame) error {
 		return fmt.Errorf("HEADERS on stream %d, want one on stream 1", f.StreamID)
 	case !f.Flags.Has(h2frame.FlagEndHeaders):
 		return errors.New("the response's header block is continued, want it in one frame")
-	case len(block) == 0 || block[0] != 0x88:
-		return fmt.Errorf("the response's header block begins %x, want 88 (:status 200)", block[:min(len(block), 8)])
+	case len(skipTableSizeUpdates(block)) == 0 || skipTableSizeUpdates(block)[0] != 0x88:
+		return fmt.Errorf("the response's header block begins %x, want 88 (:status 200), after any table size update", block[:min(len(block), 8)])
 	case f.Flags.Has(h2frame.FlagEndStream):
 		return errors.New("a response without a body")
 	}
@@ -174,4 +174,22 @@ func (g *h2Greeting) data(f h2frame.Frame) error {
 		return fmt.Errorf("body %.32q, want %q", g.body, HelloBody)
 	}
 	return nil
+}
+
+// skipTableSizeUpdates returns block past the dynamic table size updates
+// that may begin it (RFC 7541 §6.3: 001xxxxx, the size as a 5-bit prefix
+// integer): a server that uses a smaller table than the client allows
+// says so there.
+func skipTableSizeUpdates(block []byte) []byte {
+	for len(block) > 0 && block[0]&0xe0 == 0x20 {
+		n := 1
+		if block[0]&0x1f == 0x1f { // the size goes on in 7-bit groups
+			for n < len(block) && block[n]&0x80 != 0 {
+				n++
+			}
+			n++
+		}
+		block = block[min(n, len(block)):]
+	}
+	return block
 }
