@@ -22,10 +22,12 @@ type grpcTransport struct {
 	client func() *tls.Config
 }
 
-var grpcTransports = []grpcTransport{
-	{name: "h2c", server: func() *tls.Config { return nil }, client: func() *tls.Config { return nil }},
-	{name: "tls", server: func() *tls.Config { return tlstest.Get().ServerConfig() }, client: func() *tls.Config { return tlstest.Get().ClientConfig() }},
-}
+var (
+	grpcH2C = grpcTransport{name: "h2c", server: func() *tls.Config { return nil }, client: func() *tls.Config { return nil }}
+	grpcTLS = grpcTransport{name: "tls", server: func() *tls.Config { return tlstest.Get().ServerConfig() },
+		client: func() *tls.Config { return tlstest.Get().ClientConfig() }}
+	grpcTransports = []grpcTransport{grpcH2C, grpcTLS}
+)
 
 // startGRPC starts s on a loopback port as tr says, with opts, and returns
 // a client connection to it; both are closed when the test ends.
