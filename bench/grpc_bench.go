@@ -104,6 +104,7 @@ type grpcBenchOptions struct {
 type grpcRun struct {
 	Server string `json:"server"`
 	Rep    int    `json:"rep"`
+	conns  int    // asked for
 	grpcLoadResult
 	ServerCPUSecs float64 `json:"server_cpu_secs"`
 	Busy          float64 `json:"machine_busy_before,omitempty"` // share of the CPUs busy just before the run (/proc/stat), when -max-busy asked
@@ -111,6 +112,10 @@ type grpcRun struct {
 }
 
 func (r grpcRun) rate() float64 { return float64(r.Calls) / r.Secs }
+
+// redials counts the connections dialed again after the server closed
+// one; conns is what the run asked for.
+func (r grpcRun) redials() int64 { return r.Dials - int64(r.conns) }
 
 // serverUs and clientUs are the CPU microseconds per call.
 func (r grpcRun) serverUs() float64 { return r.ServerCPUSecs * 1e6 / float64(r.Calls) }
@@ -174,7 +179,7 @@ func grpcBench(o *grpcBenchOptions, log io.Writer) ([]grpcRun, error) {
 // grpcBenchOne runs one server once: the server child, the load child,
 // the server's CPU time over the load's measured window.
 func grpcBenchOne(o *grpcBenchOptions, server string, rep int) (r grpcRun) {
-	r = grpcRun{Server: server, Rep: rep}
+	r = grpcRun{Server: server, Rep: rep, conns: max(o.load.conns, 1)}
 	var children []*wsChild
 	defer func() { stopAll(children) }()
 	fail := func(err error) grpcRun {
@@ -229,10 +234,16 @@ func grpcRunLine(r grpcRun) string {
 	if r.Err != "" {
 		return fmt.Sprintf("%-8s rep %d: failed: %s", r.Server, r.Rep, r.Err)
 	}
-	s := fmt.Sprintf("%-8s rep %d: %s calls/s, server CPU %.1f µs/call, client CPU %.1f µs/call, p50 %.0f µs, p99 %.0f µs, machine %.0f%% busy before",
-		r.Server, r.Rep, wsNum(r.rate(), 0), r.serverUs(), r.clientUs(), r.P50us, r.P99us, 100*r.Busy)
+	s := fmt.Sprintf("%-8s rep %d: %s calls/s, server CPU %.1f µs/call, client CPU %.1f µs/call, p50 %.0f µs, p99 %.0f µs",
+		r.Server, r.Rep, wsNum(r.rate(), 0), r.serverUs(), r.clientUs(), r.P50us, r.P99us)
+	if r.Busy > 0 {
+		s += fmt.Sprintf(", machine %.0f%% busy before", 100*r.Busy)
+	}
 	if r.Errors > 0 {
 		s += fmt.Sprintf(", %d failed calls (%s)", r.Errors, r.FirstError)
+	}
+	if r.redials() > 0 {
+		s += fmt.Sprintf(", %d connections dialed again (the server closed them)", r.redials())
 	}
 	return s
 }
@@ -252,6 +263,8 @@ func grpcSummary(runs []grpcRun) string {
 			fails = append(fails, fmt.Sprintf("%s rep %d: %s", r.Server, r.Rep, r.Err))
 		case r.Errors > 0:
 			fails = append(fails, fmt.Sprintf("%s rep %d: %d failed calls (%s)", r.Server, r.Rep, r.Errors, r.FirstError))
+		case r.redials() > 0:
+			fails = append(fails, fmt.Sprintf("%s rep %d: %d connections dialed again: the server closed them", r.Server, r.Rep, r.redials()))
 		default:
 			by[r.Server] = append(by[r.Server], r)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/stats"
 
 	"github.com/galeio/gale/internal/tools/procfs"
 )
@@ -19,13 +20,18 @@ import (
 // grpcLoadResult is what grpc-load reports of its measured window, as a
 // JSON line.
 type grpcLoadResult struct {
-	Calls      int64   `json:"calls"`
-	Errors     int64   `json:"errors,omitempty"` // failed calls and wrong answers, in the window
-	FirstError string  `json:"first_error,omitempty"`
-	Secs       float64 `json:"secs"`
-	CPUSecs    float64 `json:"client_cpu_secs"` // the load process's
-	P50us      float64 `json:"p50_us"`
-	P99us      float64 `json:"p99_us"`
+	Calls      int64  `json:"calls"`
+	Errors     int64  `json:"errors,omitempty"` // failed calls and wrong answers, in the window
+	FirstError string `json:"first_error,omitempty"`
+	// Dials counts the connections the client opened, warm-up included:
+	// more than -conns when the server closed one (a GOAWAY) and the
+	// client dialed again, which grpc-go does without failing the calls
+	// the server had not taken.
+	Dials   int64   `json:"dials"`
+	Secs    float64 `json:"secs"`
+	CPUSecs float64 `json:"client_cpu_secs"` // the load process's
+	P50us   float64 `json:"p50_us"`
+	P99us   float64 `json:"p99_us"`
 }
 
 // grpcLoadOptions are grpc-load's flags, which grpc-bench passes on.
@@ -71,14 +77,16 @@ func grpcLoadMain(args []string) error {
 			cc.Close()
 		}
 	}()
+	var dials connCounter
 	for range max(o.conns, 1) {
-		cc, err := dialGRPC(o.addr, nil)
+		cc, err := dialGRPC(o.addr, nil, grpc.WithStatsHandler(&dials))
 		if err != nil {
 			return err
 		}
 		ccs = append(ccs, cc)
 	}
 	res := grpcLoad(&o, ccs, func(s string) { fmt.Println(s) })
+	res.Dials = dials.n.Load()
 	b, err := json.Marshal(res)
 	if err != nil {
 		return err
@@ -176,4 +184,18 @@ func percentileUs(sorted []time.Duration, p float64) float64 {
 	}
 	i := min(int(p*float64(len(sorted))), len(sorted)-1)
 	return float64(sorted[i].Nanoseconds()) / 1e3
+}
+
+// connCounter is a grpc-go stats.Handler that counts the connections
+// opened.
+type connCounter struct{ n atomic.Int64 }
+
+func (c *connCounter) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
+func (c *connCounter) HandleRPC(context.Context, stats.RPCStats)                         {}
+func (c *connCounter) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+
+func (c *connCounter) HandleConn(_ context.Context, s stats.ConnStats) {
+	if _, ok := s.(*stats.ConnBegin); ok {
+		c.n.Add(1)
+	}
 }
