@@ -278,10 +278,18 @@ func grpcSummary(runs []grpcRun) string {
 			medianRange(rs, func(r grpcRun) float64 { return r.P50us }, 0),
 			medianRange(rs, func(r grpcRun) float64 { return r.P99us }, 0))
 	}
+	if len(fails) > 0 {
+		b.WriteString("\n")
+	}
 	for _, f := range fails {
-		fmt.Fprintf(&b, "\n- failed: %s", f)
+		fmt.Fprintf(&b, "- failed: %s\n", f)
 	}
 	b.WriteString("\n")
+	for _, name := range servers {
+		if s, err := findGRPCServer(name); err == nil {
+			fmt.Fprintf(&b, "- %s: %s\n", s.name, s.note)
+		}
+	}
 	return b.String()
 }
 
