@@ -30,6 +30,13 @@
 // HTTP/1.1 servers (gale-http and gale-http-mixed, http1.go) and
 // std-http (net/http), from benchrun, with nbhttp (nbio's, nbhttp.go)
 // and fasthttp (fasthttp.go).
+//
+// The grpc-bench subcommand (grpc_bench.go, docs/bench/grpc.md) measures
+// gRPC unary calls per second, and the server's CPU per call, with
+// grpc-go's server on gale's httpd (ServeHTTP as its Handler), on net/http
+// and on grpc-go's own transport:
+//
+//	go run . grpc-bench -reps 3 -d 5s
 package main
 
 import (
@@ -66,6 +73,9 @@ func config() benchrun.Config {
 
 func main() {
 	if wsCommand(os.Args[1:]) { // ws-server, ws-load, ws-bench, ws-scale: ws_main.go
+		return
+	}
+	if grpcCommand(os.Args[1:]) { // grpc-bench, grpc-server, grpc-load: grpc_bench.go
 		return
 	}
 	benchrun.Main(config())

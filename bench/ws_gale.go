@@ -4,12 +4,12 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/galeio/gale/http1"
+	"github.com/galeio/gale/httpd"
 	"github.com/galeio/gale/websocket"
 )
 
 var wsGale = wsServer{name: "gale", version: "github.com/galeio/gale (this tree)", serve: serveWsGale,
-	note: "http1.Server{Handler: mux} at its defaults (loops: GOMAXPROCS, epoll), websocket.Upgrader at /ws with default Options (no compression); the upgraded connection stays on its loop, OnMessage writes back c.WriteMessage(typ, data)"}
+	note: "httpd.Server{Handler: mux} at its defaults (loops: GOMAXPROCS, epoll), websocket.Upgrader at /ws with default Options (no compression); the upgraded connection stays on its loop, OnMessage writes back c.WriteMessage(typ, data)"}
 
 // wsGaleEcho echoes every message from the loop.
 type wsGaleEcho struct{ websocket.BaseHandler }
@@ -18,13 +18,13 @@ func (wsGaleEcho) OnMessage(c *websocket.Conn, typ websocket.MessageType, data [
 	c.WriteMessage(typ, data)
 }
 
-// serveWsGale is gale's echo server: http1 with the Upgrader at /ws.
+// serveWsGale is gale's echo server: httpd with the Upgrader at /ws.
 func serveWsGale(ln net.Listener) error {
 	up := &websocket.Upgrader{Options: websocket.Options{Handler: wsGaleEcho{}}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
 		up.Upgrade(w, r, nil)
 	})
-	srv := &http1.Server{Handler: mux}
+	srv := &httpd.Server{Handler: mux}
 	return srv.Serve(ln)
 }

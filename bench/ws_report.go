@@ -128,7 +128,7 @@ func wsWaitQuiet(busy float64, maxWait time.Duration) float64 {
 		b := wsBusy(time.Second)
 		if b < busy || time.Now().After(deadline) {
 			if b >= busy {
-				fmt.Fprintf(os.Stderr, "ws-bench: the machine is %.0f%% busy; running anyway\n", 100*b)
+				fmt.Fprintf(os.Stderr, "bench: the machine is %.0f%% busy; running anyway\n", 100*b)
 			}
 			return b
 		}

@@ -205,3 +205,55 @@ func TestH2IdleTimeout(t *testing.T) {
 		t.Fatalf("GOAWAY %v", code)
 	}
 }
+
+// TestH2NothingAfterReset: once the client resets a stream, the
+// handler's return sends nothing more on it (RFC 9113 §6.4): the PING
+// sent after the handler returned is answered with no DATA before it.
+func TestH2NothingAfterReset(t *testing.T) {
+	returned := make(chan struct{})
+	addr := start(t, h2cServer(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(returned)
+		w.Header().Set("Trailer", "X-T")
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		w.Header().Set("X-T", "late")
+	}))
+	r := dialH2(t, addr)
+	r.request(1, "POST", "/", false)
+	if got := r.status(1); got != "200" {
+		t.Fatalf("stream 1: %s", got)
+	}
+	r.fr.WriteRSTStream(1, http2.ErrCodeCancel)
+	<-returned
+	r.fr.WritePing(false, [8]byte{7})
+	for {
+		switch f := r.read().(type) {
+		case *http2.PingFrame:
+			if f.IsAck() {
+				return
+			}
+		case *http2.DataFrame, *http2.HeadersFrame:
+			t.Fatalf("%v on stream %d after its reset", f.Header().Type, f.Header().StreamID)
+		}
+	}
+}
+
+// TestH2PingsWithResponses: a client that PINGs after every response,
+// as grpc-go's flow-control estimator does under load, is not told to
+// calm down, however many it sends.
+func TestH2PingsWithResponses(t *testing.T) {
+	addr := start(t, h2cServer(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	r := dialH2(t, addr)
+	for id := uint32(1); id < 2*3000; id += 2 {
+		r.request(id, "GET", "/", true)
+		if got := r.status(id); got != "200" {
+			t.Fatalf("stream %d: %s", id, got)
+		}
+		r.fr.WritePing(false, [8]byte{1})
+	}
+	r.request(6001, "GET", "/", true)
+	if got := r.status(6001); got != "200" {
+		t.Fatalf("the last stream: %s", got)
+	}
+}

@@ -121,3 +121,40 @@ func TestH2TLS(t *testing.T) {
 		t.Fatalf("%s %q", res.Proto, b)
 	}
 }
+
+// TestH2BodyCloseWakesRead: a Read waiting for DATA returns once the
+// handler closes the body, as with HTTP/1 (http.ErrBodyReadAfterClose).
+// grpc-go's ServeHTTP reads the body on a goroutine and, its response
+// written, closes the body and waits for that goroutine: a Read left
+// waiting held the response's trailers back until the client reset the
+// stream.
+func TestH2BodyCloseWakesRead(t *testing.T) {
+	h := func(w http.ResponseWriter, r *http.Request) {
+		readErr := make(chan error, 1)
+		go func() {
+			_, err := r.Body.Read(make([]byte, 10))
+			readErr <- err
+		}()
+		// Lets the Read start waiting first, the order that hung; the
+		// other one passes too.
+		time.Sleep(20 * time.Millisecond)
+		r.Body.Close()
+		select {
+		case err := <-readErr:
+			w.Header().Set("X-Read-Err", fmt.Sprint(err))
+		case <-time.After(5 * time.Second):
+			w.Header().Set("X-Read-Err", "still waiting 5 s after Close")
+		}
+	}
+	addr := start(t, h2cServer(), http.HandlerFunc(h))
+	pr, pw := io.Pipe() // a body that never comes
+	defer pw.Close()
+	res, err := h2cClient(t).Post("http://"+addr+"/", "text/plain", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if got, want := res.Header.Get("X-Read-Err"), http.ErrBodyReadAfterClose.Error(); got != want {
+		t.Errorf("Read waiting at Close returned %q, want %q", got, want)
+	}
+}

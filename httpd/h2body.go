@@ -66,6 +66,11 @@ func (b *h2body) Read(p []byte) (int, error) {
 		h.mu.Unlock()
 		<-st.bodyCh
 		h.mu.Lock()
+		if st.bodyClosed {
+			// Close ran meanwhile (another goroutine of the handler's).
+			h.mu.Unlock()
+			return 0, http.ErrBodyReadAfterClose
+		}
 	}
 	if st.off < len(st.buf) && st.err == nil && st.readErr == nil {
 		n, err := b.take(p)
@@ -112,7 +117,8 @@ func (b *h2body) take(p []byte) (int, error) {
 }
 
 // Close drops the rest of the body: what is buffered goes back to the
-// client's window, and later DATA is dropped.
+// client's window, later DATA is dropped, and a Read waiting, or to come,
+// fails with http.ErrBodyReadAfterClose.
 func (b *h2body) Close() error {
 	st := b.st
 	h := st.h
@@ -125,6 +131,7 @@ func (b *h2body) Close() error {
 	back := int64(len(st.buf) - st.off)
 	st.buf, st.off = nil, 0
 	h.mu.Unlock()
+	st.signalBody() // a Read waiting returns
 	if back > 0 {
 		h.creditStream(st, back)
 	}

@@ -45,6 +45,7 @@ type h2conn struct {
 	sink  encSink // the encoder's output
 
 	idleBy atomic.Int64 // when IdleTimeout's wait ends, in Unix nanoseconds; 0 while a stream is open
+	wrote  atomic.Bool  // a response's frame went since the client's last PING (ping)
 
 	// outMu is held by the one goroutine at a time that waits for the
 	// connection's output to drain (engine.Conn.WaitOutput's rule).

@@ -53,6 +53,7 @@ func (h *h2conn) writeHead(st *h2stream, status int, fields http.Header, end boo
 		out = h2frame.AppendData(out, st.id, true, data)
 	}
 	_, err = h.ec.Write(out) // copied if it is not sent at once
+	h.wrote.Store(true)
 	putH2Buf(bp, block)
 	putH2Buf(op, out)
 	if err != nil {

@@ -188,6 +188,14 @@ func (st *h2stream) abort(err error) bool {
 	return true
 }
 
+// ended returns the error a stream that ended early fails with, or nil.
+// Any goroutine.
+func (st *h2stream) ended() error {
+	st.h.mu.Lock()
+	defer st.h.mu.Unlock()
+	return st.err
+}
+
 // running reports whether the stream's handler runs. The loop.
 func (st *h2stream) running() bool {
 	st.h.mu.Lock()

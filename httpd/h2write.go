@@ -204,7 +204,13 @@ func (w *h2writer) finish() {
 	if w.noBody {
 		body = nil
 	}
-	if w.sendData(body, t == nil) == nil && t != nil {
+	if len(body) > 0 || t == nil {
+		if w.sendData(body, t == nil) != nil {
+			w.release()
+			return
+		}
+	}
+	if t != nil {
 		w.sendHeaders(0, t, true)
 	}
 	w.release()
@@ -270,8 +276,10 @@ func (w *h2writer) commit(final bool, next []byte) error {
 	if err := w.sendHeaders(w.status, h, len(body) == 0 && t == nil); err != nil || len(body) == 0 && t == nil {
 		return err
 	}
-	if err := w.sendData(body, t == nil); err != nil || t == nil {
-		return err
+	if len(body) > 0 {
+		if err := w.sendData(body, t == nil); err != nil || t == nil {
+			return err
+		}
 	}
 	return w.sendHeaders(0, t, true)
 }
@@ -314,6 +322,9 @@ func (w *h2writer) sendHeaders(status int, fields http.Header, end bool) error {
 // END_STREAM when end.
 func (w *h2writer) sendData(p []byte, end bool) error {
 	st := w.st
+	if err := st.ended(); err != nil {
+		return w.fail(err) // nothing goes on a stream reset (RFC 9113 §6.4)
+	}
 	for {
 		n := 0
 		if len(p) > 0 {
@@ -335,6 +346,7 @@ func (w *h2writer) sendData(p []byte, end bool) error {
 		if _, err := st.h.ec.Writev([][]byte{fh.AppendTo(w.fh[:0]), p[:n]}); err != nil {
 			return w.fail(errH2Closed)
 		}
+		st.h.wrote.Store(true)
 		if last {
 			return nil
 		}
