@@ -42,6 +42,13 @@
 // a handler's Write waits for the client's window, and for the
 // connection's output to drain past 128 KiB.
 //
+// Measured against net/http's HTTP/2 server on one handler, h2c under
+// h2load on this project's 2-core machine (go run ./cmd/galebench
+// -scenarios h2; docs/bench/h2.md): 2.03×, 2.63× and 1.80× its requests/s
+// with 1 connection × 100 streams, 50 × 10 and 500 × 1, at 0.46×, 0.41×
+// and 0.47× its server CPU per request; an idle connection 2,293 bytes of
+// RSS at 10,000, against net/http's 28,516.
+//
 // Request heads are parsed by net/http's own parser (http.ReadRequest),
 // with the checks net/http's server adds (Host, header names and values,
 // the protocol version), so what a handler is given, and what is refused
