@@ -1,7 +1,7 @@
 // Package backend names the kernel interfaces gale's event loops run on.
 // One type, [Kind], serves every package that has loops:
 // aio.Config.Backend, engine.Options.Backend, netconn.ListenConfig.Backend
-// and netconn.Dialer.Backend, and, through their engine options, http1
+// and netconn.Dialer.Backend, and, through their engine options, httpd
 // and websocket.
 //
 // # What Auto picks
@@ -12,8 +12,8 @@
 //	owner                        Linux                 BSD, macOS  Windows         elsewhere
 //	engine (callbacks)           io_uring, else epoll  kqueue      IOCP, else Net  Net
 //	websocket on its own engine  io_uring, else epoll  kqueue      IOCP, else Net  Net
-//	http1 (handler goroutines)   epoll                 kqueue      Net             Net
-//	websocket upgraded on http1  http1's: epoll        kqueue      http1's: Net    Net
+//	httpd (handler goroutines)   epoll                 kqueue      Net             Net
+//	websocket upgraded on httpd  httpd's: epoll        kqueue      httpd's: Net    Net
 //	netconn (parked Read/Write)  epoll                 kqueue      Net             Net
 //	aio (WaitIO)                 epoll                 kqueue      Net             Net
 //
@@ -40,7 +40,7 @@
 // socket the port cannot take (a dialed connection, an adopted one, a
 // listener package net made) is served the Net way inside the IOCP loop.
 // So Auto picks IOCP only for engine's loops, whose TCP listeners gale
-// makes with Winsock; aio's sockets are its user's net.Conns, http1's
+// makes with Winsock; aio's sockets are its user's net.Conns, httpd's
 // come from the user's net.Listener, and netconn's listeners and dials
 // are package net's, so they stay on Net.
 //

@@ -12,7 +12,7 @@ import (
 
 // Every package with loops takes the same Kind in its options.
 func Example() {
-	eo := engine.Options{Backend: backend.IOURing} // engine, http1, websocket
+	eo := engine.Options{Backend: backend.IOURing} // engine, httpd, websocket
 	ac := aio.Config{Backend: backend.Epoll}
 	lc := netconn.ListenConfig{} // the zero value: Auto
 	fmt.Println(eo.Backend, ac.Backend, lc.Backend)

@@ -72,7 +72,7 @@ func (lp *eloop) Provide() ([]byte, int) { return lp.buf, 0 }
 func (lp *eloop) Transient() bool { return true }
 
 // Offloads tells Auto whether the handler runs its users' code on other
-// goroutines (http1's does: loop.Offloader); an engine's own callbacks
+// goroutines (httpd's does: loop.Offloader); an engine's own callbacks
 // run on the loop.
 func (lp *eloop) Offloads() bool {
 	o, ok := lp.e.handler.(loop.Offloader)

@@ -33,7 +33,7 @@
 // bench adds nbhttp and fasthttp. Each serves "Hello, World!" on /, 64 KiB on /64k and
 // answers a POST to /upload with the length of its body, read whole.
 //
-// HTTP/2 servers, which run the h2- scenarios alone: gale-h2 (http1's
+// HTTP/2 servers, which run the h2- scenarios alone: gale-h2 (httpd's
 // Server with Protocols HTTP1 and UnencryptedHTTP2) and std-h2 (net/http's
 // Server with the same Protocols), the same handler as the HTTP/1.1 ones.
 //

@@ -1,6 +1,6 @@
-// Package connslot gives the protocol layers over engine (http1) a value
+// Package connslot gives the protocol layers over engine (httpd) a value
 // of their own on an engine.Conn, beside its Context, which is the user's:
-// http1 routes an upgraded connection to its Protocol through this slot,
+// httpd routes an upgraded connection to its Protocol through this slot,
 // so that a user's SetContext on the connection Upgrade returned cannot
 // take it off its protocol.
 //

@@ -27,7 +27,7 @@ const (
 )
 
 // Offloader is implemented by what runs on a loop and hands its users'
-// code to other goroutines (http1's handler, for engine); the Provider
+// code to other goroutines (httpd's handler, for engine); the Provider
 // then says so to Auto through poller.Offload.
 type Offloader interface {
 	Offloads() bool

@@ -2,7 +2,7 @@ package poller
 
 // Offload is implemented by a Provider whose owner finishes each
 // completion on the loop goroutine but runs its users' code for it on
-// other goroutines: http1 parses a request on the loop and hands it to a
+// other goroutines: httpd parses a request on the loop and hands it to a
 // pooled handler goroutine, whose response crosses back. Auto weighs it
 // as it weighs HandOff; the backend's mechanics do not change.
 type Offload interface {
@@ -34,7 +34,7 @@ func offloads(p Provider) bool {
 // Linux (engine's callbacks), and Net for the others: a completion port
 // serves only sockets no other port has, and package net gives every
 // socket it makes to the Go runtime's. aio's sockets are its user's
-// net.Conns, http1's come from the user's net.Listener, and netconn's
+// net.Conns, httpd's come from the user's net.Listener, and netconn's
 // listeners and dials are package net's (only what they accept would
 // reach the port): an IOCP loop would serve them the Net way, plus a hop.
 // engine's own TCP listeners are made with Winsock (engine's

@@ -24,7 +24,7 @@ func TestAutoKinds(t *testing.T) {
 		ring bool
 	}{
 		{"engine", owner{transient: true}, true},
-		{"http1", owner{transient: true, offloads: true}, false},
+		{"httpd", owner{transient: true, offloads: true}, false},
 		{"netconn", owner{transient: true, handsOff: true}, false},
 		{"aio", owner{handsOff: true}, false},
 		{"copying", owner{}, false},

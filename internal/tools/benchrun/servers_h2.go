@@ -35,9 +35,9 @@ func serveStdH2(ln net.Listener, ready func(net.Addr)) error {
 
 // GaleH2Servers returns gale's HTTP/2 server, gale-h2, serving
 // HTTPHandler with serve, which the programs give: serve(ln, h) serves h
-// on ln with http1.Server{Handler: h, Protocols: H2Protocols()}, every
+// on ln with httpd.Server{Handler: h, Protocols: H2Protocols()}, every
 // other setting at its default, until it fails. benchrun cannot import
-// http1 (see GaleHTTPServers).
+// httpd (see GaleHTTPServers).
 func GaleH2Servers(serve func(ln net.Listener, h http.Handler) error) []Server {
 	return []Server{
 		{Name: "gale-h2", Gale: true,
@@ -45,6 +45,6 @@ func GaleH2Servers(serve func(ln net.Listener, h http.Handler) error) []Server {
 				ready(ln.Addr())
 				return serve(ln, HTTPHandler())
 			},
-			Note: "gale http1.Server{Handler: HTTPHandler, Protocols: HTTP1 and UnencryptedHTTP2} at its defaults, Serve on the listener: ModeLoop, each connection's frames read on the engine's loops, each stream's handler on a goroutine from a pool, which writes its response's frames itself; the engine's default Options, Backend Auto (epoll on Linux for http1)"},
+			Note: "gale httpd.Server{Handler: HTTPHandler, Protocols: HTTP1 and UnencryptedHTTP2} at its defaults, Serve on the listener: ModeLoop, each connection's frames read on the engine's loops, each stream's handler on a goroutine from a pool, which writes its response's frames itself; the engine's default Options, Backend Auto (epoll on Linux for httpd)"},
 	}
 }

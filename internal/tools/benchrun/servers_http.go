@@ -24,9 +24,9 @@ func serveStdHTTP(ln net.Listener, ready func(net.Addr)) error {
 
 // GaleHTTPServers returns gale's HTTP/1.1 servers, gale-http and
 // gale-http-mixed, serving HTTPHandler with serve, which the programs
-// give: serve(ln, h, mixed) serves h on ln with http1.Server{Handler: h}
-// at its defaults, with Mode http1.ModeMixed if mixed, until it fails.
-// benchrun cannot import package http1 itself: http1 depends on
+// give: serve(ln, h, mixed) serves h on ln with httpd.Server{Handler: h}
+// at its defaults, with Mode httpd.ModeMixed if mixed, until it fails.
+// benchrun cannot import package httpd itself: httpd depends on
 // golang.org/x/net, which the dependency policy (internal/depstest)
 // keeps out of every core package but the protocol layers, this one
 // included.
@@ -39,8 +39,8 @@ func GaleHTTPServers(serve func(ln net.Listener, h http.Handler, mixed bool) err
 	}
 	return []Server{
 		{Name: "gale-http", ServeHTTP: with(false), Gale: true,
-			Note: "gale http1.Server{Handler: HTTPHandler} at its defaults, Serve on the listener: ModeLoop (every connection on the engine's loops, a goroutine from a pool per request being handled), the engine's default Options, with Backend Auto, which http1 takes for epoll on Linux (GALE_BACKEND, inherited by the server children, overrides it)"},
+			Note: "gale httpd.Server{Handler: HTTPHandler} at its defaults, Serve on the listener: ModeLoop (every connection on the engine's loops, a goroutine from a pool per request being handled), the engine's default Options, with Backend Auto, which httpd takes for epoll on Linux (GALE_BACKEND, inherited by the server children, overrides it)"},
 		{Name: "gale-http-mixed", ServeHTTP: with(true), Gale: true,
-			Note: "gale-http with Mode http1.ModeMixed: net/http's own server (a goroutine per connection) while fewer than MixedThreshold (default 1,000) connections are open, the loops beyond"},
+			Note: "gale-http with Mode httpd.ModeMixed: net/http's own server (a goroutine per connection) while fewer than MixedThreshold (default 1,000) connections are open, the loops beyond"},
 	}
 }
