@@ -27,6 +27,8 @@ var policy = map[string][]string{
 	// HTTP/2 frames read in place and appended: a leaf of the standard
 	// library alone, for the HTTP server (issue 35).
 	"internal/h2frame": {},
+	// proxyproto reads PROXY protocol headers for the loops' listeners.
+	"internal/proxyproto": {},
 	// leaktest is for tests only: the standard library alone.
 	"internal/testkit/leaktest": {},
 	// benchtest is the std net client and echo server of the aio and
