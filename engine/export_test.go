@@ -37,10 +37,15 @@ func WithBackend(o Options, wrap func(poller.Backend) poller.Backend) Options {
 	return o
 }
 
-// Poke makes every loop run two full iterations, so that timers have been
+// Poke makes every loop run full iterations until its timers have been
 // checked against a clock advanced before the call, and waits for them.
+// An iteration runs its tasks, then fires its timers against the time
+// its previous wait ended: the first task may find that time older than
+// the advance (the loop was not waiting when the clock moved), and the
+// second runs before that iteration's timers, so it takes a third
+// (TestAcceptEMFILE failed once, on a loaded machine, with two).
 func (e *Engine) Poke() {
-	for range 2 {
+	for range 3 {
 		var wg sync.WaitGroup
 		for _, lp := range e.loops {
 			wg.Add(1)
