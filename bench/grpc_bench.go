@@ -21,29 +21,11 @@ import (
 	"time"
 )
 
-// grpcCommands are the gRPC subcommands, by name.
+// grpcCommands are the gRPC subcommands, by name (see subcommand).
 var grpcCommands = map[string]func(args []string) error{
 	"grpc-server": grpcServerMain,
 	"grpc-load":   grpcLoadMain,
 	"grpc-bench":  grpcBenchMain,
-}
-
-// grpcCommand runs the gRPC subcommand args[0] with the rest of args, and
-// reports whether args named one; it exits the process when the
-// subcommand fails.
-func grpcCommand(args []string) bool {
-	if len(args) == 0 {
-		return false
-	}
-	cmd, ok := grpcCommands[args[0]]
-	if !ok {
-		return false
-	}
-	if err := cmd(args[1:]); err != nil {
-		fmt.Fprintf(os.Stderr, "bench %s: %v\n", args[0], err)
-		os.Exit(1)
-	}
-	return true
 }
 
 // grpcServerMain is the grpc-server subcommand: one of grpcServers, h2c,

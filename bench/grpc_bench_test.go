@@ -15,7 +15,7 @@ import (
 // subcommand.
 func init() {
 	if len(os.Args) > 1 && (os.Args[1] == "grpc-server" || os.Args[1] == "grpc-load") {
-		grpcCommand(os.Args[1:])
+		subcommand(grpcCommands, os.Args[1:])
 		os.Exit(0)
 	}
 }

@@ -72,10 +72,10 @@ func config() benchrun.Config {
 }
 
 func main() {
-	if wsCommand(os.Args[1:]) { // ws-server, ws-load, ws-bench, ws-scale: ws_main.go
+	if subcommand(wsCommands, os.Args[1:]) { // ws-server, ws-load, ws-bench, ws-scale: ws_main.go
 		return
 	}
-	if grpcCommand(os.Args[1:]) { // grpc-bench, grpc-server, grpc-load: grpc_bench.go
+	if subcommand(grpcCommands, os.Args[1:]) { // grpc-bench, grpc-server, grpc-load: grpc_bench.go
 		return
 	}
 	benchrun.Main(config())

@@ -24,14 +24,14 @@ var wsCommands = map[string]func(args []string) error{
 	"ws-scale":  wsScaleMain,
 }
 
-// wsCommand runs the WebSocket subcommand args[0] with the rest of args,
+// subcommand runs the subcommand args[0] of cmds with the rest of args,
 // and reports whether args named one; it exits the process when the
 // subcommand fails.
-func wsCommand(args []string) bool {
+func subcommand(cmds map[string]func(args []string) error, args []string) bool {
 	if len(args) == 0 {
 		return false
 	}
-	cmd, ok := wsCommands[args[0]]
+	cmd, ok := cmds[args[0]]
 	if !ok {
 		return false
 	}

@@ -35,25 +35,7 @@ func wsSummary(mode string, runs []wsRun) string {
 		}
 	}
 	var b strings.Builder
-	f := func(rs []wsRun, v func(wsRun) float64, prec int) string {
-		if len(rs) == 0 {
-			return "–"
-		}
-		var xs []float64
-		for _, r := range rs {
-			xs = append(xs, v(r))
-		}
-		slices.Sort(xs)
-		med := xs[len(xs)/2]
-		if len(xs)%2 == 0 {
-			med = (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
-		}
-		s := wsNum(med, prec)
-		if len(xs) > 1 {
-			s += " (" + wsNum(xs[0], prec) + "–" + wsNum(xs[len(xs)-1], prec) + ")"
-		}
-		return s
-	}
+	f := medianRange[wsRun] // the median and range of a column
 	switch mode {
 	case "idle":
 		fmt.Fprintf(&b, "| server | runs | conns | bytes/conn, Pss ↓ | bytes/conn, RSS ↓ | server Pss loaded, MB | threads |\n|---|---|---|---|---|---|---|\n")

@@ -12,7 +12,7 @@ import (
 // ws-load), which it starts by running os.Executable with the subcommand.
 func init() {
 	if len(os.Args) > 1 && (os.Args[1] == "ws-server" || os.Args[1] == "ws-load") {
-		wsCommand(os.Args[1:])
+		subcommand(wsCommands, os.Args[1:])
 		os.Exit(0)
 	}
 }
