@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/galeio/gale/internal/testkit/backendtest"
 )
 
 // diffH2Handler behaves in the ways a response can: sniffed and declared
@@ -96,7 +98,9 @@ type diffReq struct {
 	header       http.Header
 }
 
-func TestH2Differential(t *testing.T) {
+func TestH2Differential(t *testing.T) { backendtest.Run(t, testH2Differential) }
+
+func testH2Differential(t *testing.T) {
 	h := diffH2Handler()
 	gale := start(t, h2cServer(), h)
 	std := startStdH2C(t, h)
@@ -131,7 +135,9 @@ func TestH2Differential(t *testing.T) {
 // Keep-Alive and Upgrade fields a handler set, gale drops them with
 // Transfer-Encoding and Connection, as RFC 9113 §8.2.2 asks (curl,
 // nghttp and Chromium treat such a response as malformed).
-func TestH2ConnectionFields(t *testing.T) {
+func TestH2ConnectionFields(t *testing.T) { backendtest.Run(t, testH2ConnectionFields) }
+
+func testH2ConnectionFields(t *testing.T) {
 	addr := start(t, h2cServer(), diffH2Handler())
 	res, err := h2cClient(t).Get("http://" + addr + "/hop")
 	if err != nil {

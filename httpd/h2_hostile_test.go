@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeio/gale/internal/testkit/backendtest"
+
 	"github.com/galeio/gale/httpd"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -86,7 +88,9 @@ func (hs *hostileH2) served(t *testing.T) {
 // TestH2RapidReset: a client that opens streams and resets them at once
 // (CVE-2023-44487) holds no more handlers than MaxConcurrentStreams,
 // however many it opens, and is disconnected with ENHANCE_YOUR_CALM.
-func TestH2RapidReset(t *testing.T) {
+func TestH2RapidReset(t *testing.T) { backendtest.Run(t, testH2RapidReset) }
+
+func testH2RapidReset(t *testing.T) {
 	hs := startHostileH2(t, 10, 0, nil)
 	r := dialH2(t, hs.addr)
 	go func() {
@@ -106,7 +110,9 @@ func TestH2RapidReset(t *testing.T) {
 }
 
 // TestH2TooManyStreams: a stream past MaxConcurrentStreams is refused.
-func TestH2TooManyStreams(t *testing.T) {
+func TestH2TooManyStreams(t *testing.T) { backendtest.Run(t, testH2TooManyStreams) }
+
+func testH2TooManyStreams(t *testing.T) {
 	hs := startHostileH2(t, 3, 0, nil)
 	r := dialH2(t, hs.addr)
 	for id := uint32(1); id <= 7; id += 2 {
@@ -127,7 +133,9 @@ func TestH2TooManyStreams(t *testing.T) {
 // TestH2ContinuationFlood: a header block that never ends
 // (CVE-2023-45288) is cut off once its bytes pass what its list may
 // hold: the connection ends, having held no more.
-func TestH2ContinuationFlood(t *testing.T) {
+func TestH2ContinuationFlood(t *testing.T) { backendtest.Run(t, testH2ContinuationFlood) }
+
+func testH2ContinuationFlood(t *testing.T) {
 	hs := startHostileH2(t, 0, 0, func(s *httpd.Server) { s.MaxHeaderBytes = 8 << 10 })
 	r := dialH2(t, hs.addr)
 	if err := r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: r.block("GET", "/ok"), EndStream: true}); err != nil {
@@ -156,7 +164,9 @@ func TestH2ContinuationFlood(t *testing.T) {
 // TestH2HPACKBomb: a small block that expands, through the dynamic
 // table, past MAX_HEADER_LIST_SIZE is answered 431 without the list
 // being held, and the connection goes on.
-func TestH2HPACKBomb(t *testing.T) {
+func TestH2HPACKBomb(t *testing.T) { backendtest.Run(t, testH2HPACKBomb) }
+
+func testH2HPACKBomb(t *testing.T) {
 	hs := startHostileH2(t, 0, 0, nil)
 	r := dialH2(t, hs.addr)
 	big := strings.Repeat("b", 4000)
@@ -188,7 +198,9 @@ func TestH2HPACKBomb(t *testing.T) {
 // TestH2Floods: frames that ask for work and do none — SETTINGS, PING,
 // empty DATA (CVE-2019-9515, -9512, -9518) — run the connection out of
 // its budget: ENHANCE_YOUR_CALM.
-func TestH2Floods(t *testing.T) {
+func TestH2Floods(t *testing.T) { backendtest.Run(t, testH2Floods) }
+
+func testH2Floods(t *testing.T) {
 	hs := startHostileH2(t, 0, 0, nil)
 	floods := map[string]func(r *h2raw) error{
 		"settings": func(r *h2raw) error { return r.fr.WriteSettings() },
@@ -221,7 +233,9 @@ func TestH2Floods(t *testing.T) {
 // TestH2ZeroWindow: a client that never opens its window holds the
 // handler writing to it for the stall timeout only: the stream is reset
 // and the Write fails.
-func TestH2ZeroWindow(t *testing.T) {
+func TestH2ZeroWindow(t *testing.T) { backendtest.Run(t, testH2ZeroWindow) }
+
+func testH2ZeroWindow(t *testing.T) {
 	hs := startHostileH2(t, 0, 300*time.Millisecond, nil)
 	r := dialH2(t, hs.addr, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
 	if err := r.request(1, "GET", "/big", true); err != nil {
@@ -248,7 +262,9 @@ func TestH2ZeroWindow(t *testing.T) {
 // nothing holds neither the server's memory (the handler waits in
 // Write once the output passes its mark) nor the handler for longer
 // than the stall timeout: the connection is closed.
-func TestH2UnreadOutput(t *testing.T) {
+func TestH2UnreadOutput(t *testing.T) { backendtest.Run(t, testH2UnreadOutput) }
+
+func testH2UnreadOutput(t *testing.T) {
 	hs := startHostileH2(t, 0, 300*time.Millisecond, nil)
 	r := dialH2(t, hs.addr, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1})
 	r.fr.WriteWindowUpdate(0, 1<<31-1-65535)

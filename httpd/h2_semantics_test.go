@@ -11,13 +11,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeio/gale/internal/testkit/backendtest"
+
 	"github.com/galeio/gale/httpd"
 	"golang.org/x/net/http2"
 )
 
 // TestH2ContextCanceledOnReset: RST_STREAM from the client cancels the
 // handler's r.Context().
-func TestH2ContextCanceledOnReset(t *testing.T) {
+func TestH2ContextCanceledOnReset(t *testing.T) { backendtest.Run(t, testH2ContextCanceledOnReset) }
+
+func testH2ContextCanceledOnReset(t *testing.T) {
 	began, canceled := make(chan struct{}), make(chan error, 1)
 	addr := start(t, h2cServer(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(began)
@@ -42,7 +46,9 @@ func TestH2ContextCanceledOnReset(t *testing.T) {
 // TestH2StreamingAndTrailers: Flush sends what was written while the
 // handler runs, trailers (declared and with http.TrailerPrefix) reach
 // the client, and a request's trailers reach the handler after its body.
-func TestH2StreamingAndTrailers(t *testing.T) {
+func TestH2StreamingAndTrailers(t *testing.T) { backendtest.Run(t, testH2StreamingAndTrailers) }
+
+func testH2StreamingAndTrailers(t *testing.T) {
 	next := make(chan struct{})
 	addr := start(t, h2cServer(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -84,7 +90,9 @@ func TestH2StreamingAndTrailers(t *testing.T) {
 
 // TestH2ShutdownDrains: Shutdown sends GOAWAY, lets the stream in
 // progress finish, and returns once it has.
-func TestH2ShutdownDrains(t *testing.T) {
+func TestH2ShutdownDrains(t *testing.T) { backendtest.Run(t, testH2ShutdownDrains) }
+
+func testH2ShutdownDrains(t *testing.T) {
 	srv := h2cServer()
 	began, finish := make(chan struct{}), make(chan struct{})
 	addr, done := listen(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -125,7 +133,9 @@ func TestH2ShutdownDrains(t *testing.T) {
 
 // TestH2CUpgrade: "Upgrade: h2c" switches the connection; the request
 // is answered as stream 1 over HTTP/2, and the connection serves more.
-func TestH2CUpgrade(t *testing.T) {
+func TestH2CUpgrade(t *testing.T) { backendtest.Run(t, testH2CUpgrade) }
+
+func testH2CUpgrade(t *testing.T) {
 	addr := start(t, h2cServer(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%s %s", r.Proto, r.URL.Path)
 	}))
@@ -176,7 +186,9 @@ func TestH2CUpgrade(t *testing.T) {
 
 // TestH2IdleTimeout: a connection with no stream for IdleTimeout is told
 // GOAWAY and closed, though its client PINGs it meanwhile.
-func TestH2IdleTimeout(t *testing.T) {
+func TestH2IdleTimeout(t *testing.T) { backendtest.Run(t, testH2IdleTimeout) }
+
+func testH2IdleTimeout(t *testing.T) {
 	srv := h2cServer()
 	srv.IdleTimeout = 200 * time.Millisecond
 	addr := start(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
@@ -209,7 +221,9 @@ func TestH2IdleTimeout(t *testing.T) {
 // TestH2NothingAfterReset: once the client resets a stream, the
 // handler's return sends nothing more on it (RFC 9113 §6.4): the PING
 // sent after the handler returned is answered with no DATA before it.
-func TestH2NothingAfterReset(t *testing.T) {
+func TestH2NothingAfterReset(t *testing.T) { backendtest.Run(t, testH2NothingAfterReset) }
+
+func testH2NothingAfterReset(t *testing.T) {
 	returned := make(chan struct{})
 	addr := start(t, h2cServer(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer close(returned)
@@ -242,7 +256,9 @@ func TestH2NothingAfterReset(t *testing.T) {
 // TestH2PingsWithResponses: a client that PINGs after every response,
 // as grpc-go's flow-control estimator does under load, is not told to
 // calm down, however many it sends.
-func TestH2PingsWithResponses(t *testing.T) {
+func TestH2PingsWithResponses(t *testing.T) { backendtest.Run(t, testH2PingsWithResponses) }
+
+func testH2PingsWithResponses(t *testing.T) {
 	addr := start(t, h2cServer(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	r := dialH2(t, addr)
 	for id := uint32(1); id < 2*3000; id += 2 {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeio/gale/internal/testkit/backendtest"
+
 	"github.com/galeio/gale/httpd"
 )
 
@@ -46,7 +48,9 @@ func echoH2(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-func TestH2CPriorKnowledge(t *testing.T) {
+func TestH2CPriorKnowledge(t *testing.T) { backendtest.Run(t, testH2CPriorKnowledge) }
+
+func testH2CPriorKnowledge(t *testing.T) {
 	addr := start(t, h2cServer(), http.HandlerFunc(echoH2))
 	c := h2cClient(t)
 	for _, n := range []int{0, 10, 5000, 70000, 3 << 20} {
@@ -66,7 +70,9 @@ func TestH2CPriorKnowledge(t *testing.T) {
 	}
 }
 
-func TestH2CConcurrentStreams(t *testing.T) {
+func TestH2CConcurrentStreams(t *testing.T) { backendtest.Run(t, testH2CConcurrentStreams) }
+
+func testH2CConcurrentStreams(t *testing.T) {
 	addr := start(t, h2cServer(), http.HandlerFunc(echoH2))
 	c := h2cClient(t)
 	var wg sync.WaitGroup
@@ -95,7 +101,9 @@ func TestH2CConcurrentStreams(t *testing.T) {
 	}
 }
 
-func TestH2TLS(t *testing.T) {
+func TestH2TLS(t *testing.T) { backendtest.Run(t, testH2TLS) }
+
+func testH2TLS(t *testing.T) {
 	srv := &httpd.Server{}
 	ts := httptest.NewUnstartedServer(nil)
 	cert := ts.Config.TLSConfig
@@ -128,7 +136,9 @@ func TestH2TLS(t *testing.T) {
 // written, closes the body and waits for that goroutine: a Read left
 // waiting held the response's trailers back until the client reset the
 // stream.
-func TestH2BodyCloseWakesRead(t *testing.T) {
+func TestH2BodyCloseWakesRead(t *testing.T) { backendtest.Run(t, testH2BodyCloseWakesRead) }
+
+func testH2BodyCloseWakesRead(t *testing.T) {
 	h := func(w http.ResponseWriter, r *http.Request) {
 		readErr := make(chan error, 1)
 		go func() {

@@ -166,7 +166,9 @@ func TestH2Nghttp(t *testing.T) {
 
 // TestH2Chromium: headless Chromium loads a page over TLS and reports
 // that its navigation went over h2.
-func TestH2Chromium(t *testing.T) {
+func TestH2Chromium(t *testing.T) { backendtest.Run(t, testH2Chromium) }
+
+func testH2Chromium(t *testing.T) {
 	chromium := needTool(t, "chromium")
 	addr, _ := startTLS(t, h2Handler())
 	_, port, _ := net.SplitHostPort(addr)

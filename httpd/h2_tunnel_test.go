@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/galeio/gale/internal/testkit/backendtest"
+
 	"github.com/galeio/gale/httpd"
 	"golang.org/x/net/http2"
 )
@@ -13,7 +15,9 @@ import (
 // SETTINGS_ENABLE_CONNECT_PROTOCOL, and a handler's Tunnel turns an
 // extended CONNECT's stream into a byte stream that outlives the
 // handler: here an echo until the client ends its half.
-func TestH2Tunnel(t *testing.T) {
+func TestH2Tunnel(t *testing.T) { backendtest.Run(t, testH2Tunnel) }
+
+func testH2Tunnel(t *testing.T) {
 	srv := h2cServer()
 	srv.ExtendedConnect = true
 	addr := start(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +62,9 @@ func TestH2Tunnel(t *testing.T) {
 
 // TestH2ProtocolRefused: without ExtendedConnect, :protocol is a
 // malformed request.
-func TestH2ProtocolRefused(t *testing.T) {
+func TestH2ProtocolRefused(t *testing.T) { backendtest.Run(t, testH2ProtocolRefused) }
+
+func testH2ProtocolRefused(t *testing.T) {
 	addr := start(t, h2cServer(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	r := dialH2(t, addr)
 	r.request(1, "CONNECT", "/chat", false, ":protocol", "websocket")
