@@ -295,9 +295,7 @@ func (h *h2conn) rearm() {
 // it is open. It runs on the loop.
 func (h *h2conn) resetStream(id uint32, code h2frame.ErrCode) {
 	h.ec.Write(h2frame.AppendRSTStream(nil, id, code))
-	h.mu.Lock()
-	st := h.streams[id]
-	h.mu.Unlock()
+	st := h.stream(id)
 	if st != nil {
 		st.abort(errStreamReset)
 		h.closeStream(st)

@@ -220,9 +220,7 @@ func (h *h2conn) rstStream(f h2frame.Frame) error {
 	if h.idleStream(f.StreamID) {
 		return h2Error(0, h2frame.ErrCodeProtocol, "RST_STREAM on idle stream %d", f.StreamID)
 	}
-	h.mu.Lock()
-	st := h.streams[f.StreamID]
-	h.mu.Unlock()
+	st := h.stream(f.StreamID)
 	if st == nil {
 		return nil
 	}

@@ -60,9 +60,7 @@ func (h *h2conn) headers(f h2frame.Frame) error {
 	if id > h.lastID {
 		h.lastID = id
 	} else {
-		h.mu.Lock()
-		st := h.streams[id]
-		h.mu.Unlock()
+		st := h.stream(id)
 		switch {
 		case st == nil && h.wasClosed(id):
 			return h2Error(0, h2frame.ErrCodeStreamClosed, "HEADERS on closed stream %d", id)

@@ -279,6 +279,13 @@ func (h *h2conn) reset(st *h2stream, code h2frame.ErrCode, err error) {
 	h.closeStream(st)
 }
 
+// stream returns the open stream id, or nil. Any goroutine.
+func (h *h2conn) stream(id uint32) *h2stream {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.streams[id]
+}
+
 // addStream puts st in the table, made on need. h.mu is held.
 func (h *h2conn) addStream(st *h2stream) {
 	if h.streams == nil {
