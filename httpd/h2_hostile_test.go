@@ -68,6 +68,19 @@ func startHostileH2(t *testing.T, maxStreams int, stall time.Duration, mutate fu
 	return hs
 }
 
+// writeFails checks that the handler's Write failed, within a bound.
+func (hs *hostileH2) writeFails(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-hs.writeErr:
+		if err == nil {
+			t.Fatal("Write succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler still waits to write")
+	}
+}
+
 func (hs *hostileH2) free() { hs.once.Do(func() { close(hs.release) }) }
 
 // served checks that a well-behaved client gets "/ok" on a connection
@@ -241,14 +254,7 @@ func testH2ZeroWindow(t *testing.T) {
 	if err := r.request(1, "GET", "/big", true); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-hs.writeErr:
-		if err == nil {
-			t.Fatal("Write succeeded")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the handler still waits to write")
-	}
+	hs.writeFails(t)
 	if got := r.status(1); got != "200" {
 		t.Fatalf("stream 1: %s", got)
 	}
@@ -271,14 +277,7 @@ func testH2UnreadOutput(t *testing.T) {
 	if err := r.request(1, "GET", "/big", true); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-hs.writeErr:
-		if err == nil {
-			t.Fatal("Write succeeded")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the handler still waits to write")
-	}
+	hs.writeFails(t)
 	if !r.closedWithin(10 * time.Second) {
 		t.Fatal("the connection is still open")
 	}
