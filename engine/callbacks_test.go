@@ -348,3 +348,77 @@ func testStopBeforeStart(t *testing.T) {
 	}
 	etNoEvent(t, h.opened, "OnOpen")
 }
+
+// TestCloseBeforeStart checks that a connection adopted before Start and
+// closed (or aborted, or written to) before Start too is served in
+// order once the engine boots: OnOpen, the write, then the close, as if
+// the engine had been running all along. The close used to run before
+// the attach: OnClose came first, then OnOpen on a closed descriptor.
+func TestCloseBeforeStart(t *testing.T) { backendtest.Run(t, testCloseBeforeStart) }
+
+func testCloseBeforeStart(t *testing.T) {
+	for _, how := range []string{"Close", "Abort"} {
+		t.Run(how, func(t *testing.T) {
+			h := etEchoHandler()
+			var (
+				rec     etRecorder
+				adopted atomic.Pointer[engine.Conn]
+			)
+			h.open = func(c *engine.Conn) ([]byte, engine.Action) {
+				if c == adopted.Load() {
+					rec.add("open")
+				}
+				return nil, engine.None
+			}
+			h.close = func(c *engine.Conn, _ error) {
+				if c == adopted.Load() {
+					rec.add("close")
+				}
+			}
+			e := etNew(t, h, engine.Options{Loops: 1})
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			nc, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			peer, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer peer.Close()
+			c, err := e.Adopt(nc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			adopted.Store(c)
+			if how == "Close" {
+				c.Write([]byte("bye"))
+				c.Close()
+			} else {
+				c.Abort()
+			}
+			e.Poke()
+			if err := e.Start(); err != nil {
+				t.Fatal(err)
+			}
+			etWaitFor(t, "the adopted conn's OnClose", func() bool {
+				return slices.Contains(rec.list(), "close")
+			})
+			if got := rec.list(); !slices.Equal(got, []string{"open", "close"}) {
+				t.Errorf("events = %q, want OnOpen, then OnClose", got)
+			}
+			peer.SetReadDeadline(time.Now().Add(etWait))
+			b, err := io.ReadAll(peer)
+			switch {
+			case how == "Close" && (err != nil || string(b) != "bye"):
+				t.Errorf("the peer read %q, %v; want \"bye\", then the end", b, err)
+			case how == "Abort" && err == nil:
+				t.Errorf("the peer read %q and the end; want a reset", b)
+			}
+		})
+	}
+}

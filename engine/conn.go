@@ -300,6 +300,11 @@ func (c *Conn) Abort() error {
 }
 
 func (c *Conn) post(t loop.Task) error {
+	if q := c.earlyOf(); q != nil {
+		if done, err := q.hold(t); done {
+			return err
+		}
+	}
 	if c.lp.l.Post(t) != nil {
 		return ErrEngineStopped
 	}

@@ -12,12 +12,13 @@ import (
 // the first three, else on the loop when first needed (coldOf), and never
 // replaced, so any goroutine may Load it.
 type connCold struct {
-	udp      *udpState // a UDP socket's; set before the Conn is shared
-	tls      *tlsState // a TLS connection's; set before the Conn is shared
-	raddr    net.Addr  // the peer, when c.peer cannot hold it; set before the Conn is shared
-	network  string    // when c.kind.net() is netOther; set before the Conn is shared
-	closeErr error     // what OnClose gets; loop-owned
-	detached *handOver // set by Detach: where finish sends the descriptor; loop-owned
+	udp      *udpState   // a UDP socket's; set before the Conn is shared
+	tls      *tlsState   // a TLS connection's; set before the Conn is shared
+	raddr    net.Addr    // the peer, when c.peer cannot hold it; set before the Conn is shared
+	network  string      // when c.kind.net() is netOther; set before the Conn is shared
+	closeErr error       // what OnClose gets; loop-owned
+	detached *handOver   // set by Detach: where finish sends the descriptor; loop-owned
+	early    *earlyTasks // a held connection's tasks, until its attach is posted; set before the Conn is shared
 }
 
 // coldOf returns c's cold part, made if c has none. It runs before c is

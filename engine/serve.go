@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/galeio/gale/internal/loop"
+import (
+	"sync"
+
+	"github.com/galeio/gale/internal/loop"
+)
 
 // held is what the engine was given to serve before OnBoot returned: a
 // listener to start or a connection to attach. Connections are served
@@ -22,6 +26,9 @@ func (e *Engine) serve(h held) error {
 		h.discard()
 		return ErrEngineStopped
 	case !e.booted:
+		if h.c != nil {
+			h.c.coldOf().early = new(earlyTasks) // h.c is not shared yet
+		}
 		e.held = append(e.held, h)
 		e.mu.Unlock()
 		return nil
@@ -58,10 +65,17 @@ func (h held) run() error {
 	if h.ln != nil {
 		return h.ln.lp.l.Post(loop.Func(h.ln.start))
 	}
+	q := h.c.earlyOf()
+	if q != nil {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+	}
 	if h.c.lp.l.Post(loop.Func(h.c.attach)) != nil {
 		h.c.discard()
+		q.end(nil)
 		return ErrEngineStopped
 	}
+	q.end(h.c.lp.l)
 	return nil
 }
 
@@ -70,6 +84,11 @@ func (h held) run() error {
 func (h held) discard() {
 	if h.c != nil {
 		h.c.discard()
+		if q := h.c.earlyOf(); q != nil {
+			q.mu.Lock()
+			q.end(nil)
+			q.mu.Unlock()
+		}
 	}
 }
 
@@ -81,4 +100,62 @@ func (c *Conn) discard() {
 	c.mu.Unlock()
 	c.fd.Close()
 	c.lp.unassign()
+}
+
+// earlyTasks are the tasks of a held connection, posted before its attach
+// (a Close, an Abort, a flush or a deadline of a connection adopted before
+// Start): they wait here and follow the attach to the loop, in order, so
+// none runs on a connection its loop has not attached. Without this a
+// Close given before Start ran first, and OnClose came before OnOpen.
+type earlyTasks struct {
+	mu    sync.Mutex
+	tasks []loop.Task
+	state uint8 // earlyHolding, then earlyPosted or earlyDropped
+}
+
+const (
+	earlyHolding uint8 = iota // the attach is not posted: tasks wait
+	earlyPosted               // it is: tasks go to the loop
+	earlyDropped              // the connection was discarded: tasks fail
+)
+
+// earlyOf returns c's early tasks, nil unless c was held. Safe from any
+// goroutine: they are set before c is shared.
+func (c *Conn) earlyOf() *earlyTasks {
+	if k := c.cold.Load(); k != nil {
+		return k.early
+	}
+	return nil
+}
+
+// hold keeps t if the attach is not posted yet, and reports whether it
+// did (done) and, if so, the error the post returns.
+func (q *earlyTasks) hold(t loop.Task) (done bool, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch q.state {
+	case earlyHolding:
+		q.tasks = append(q.tasks, t)
+		return true, nil
+	case earlyDropped:
+		return true, ErrEngineStopped
+	}
+	return false, nil
+}
+
+// end posts the tasks held to l, after the attach, or drops them if l is
+// nil; later tasks then go to the loop, or fail. A task the stopping loop
+// refuses is dropped with the connection. q.mu is held.
+func (q *earlyTasks) end(l *loop.Loop) {
+	if q == nil {
+		return
+	}
+	q.state = earlyDropped
+	if l != nil {
+		q.state = earlyPosted
+		for _, t := range q.tasks {
+			l.Post(t)
+		}
+	}
+	q.tasks = nil
 }
