@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/galeio/gale/websocket"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envInstance) != "" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestRollingRestart runs the deployment of run.sh (Redis, three
+// instances, HAProxy), connects clients through HAProxy that send
+// numbered messages without pause, restarts the three instances one after
+// the other, and checks that no message was lost.
+//
+// The criterion: every client is welcomed before the first message is
+// sent, so every message is after every client's starting point. Each
+// client sends seq 1, 2, ... until the restarts are over, resending those
+// not acknowledged after each reconnection, and must end with every
+// message acknowledged; then every client must have received every
+// (client, seq) of every client, its own included, at least once. A
+// message received twice (resent after its acknowledgement was lost with
+// its connection) is a duplicate, counted and allowed; one never received
+// is lost, and fails the test.
+func TestRollingRestart(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the cluster test runs on Linux (Debian's haproxy and redis-server)")
+	}
+	needTools(t, "haproxy", "redis-server")
+	nClients, rate, warm := 20, 100*time.Millisecond, 2*time.Second
+	if testing.Short() {
+		nClients, warm = 10, time.Second
+	}
+	ctx := stopContext(t)
+
+	redisAddr := startRedis(t)
+	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	proxy := ""
+	if proxyProtocolSupported {
+		proxy = "127.0.0.1/32"
+	}
+	insts := make([]*process, len(addrs))
+	for i, a := range addrs {
+		insts[i] = startInstance(t, fmt.Sprintf("chat%d", i+1), a, redisAddr, proxy)
+	}
+	front := freeAddr(t)
+	startHAProxy(t, front, addrs, proxyProtocolSupported)
+
+	d := &websocket.Dialer{Options: websocket.Options{Handler: clientHandler{}, ReadLimit: readLimit}}
+	clients := make([]*chatClient, nClients)
+	var wg sync.WaitGroup
+	cctx, stopClients := context.WithCancel(ctx)
+	defer func() { stopClients(); wg.Wait() }()
+	for i := range clients {
+		clients[i] = newClient(fmt.Sprintf("c%02d", i), "ws://"+front+"/ws", d)
+		wg.Go(func() { clients[i].run(cctx) })
+	}
+	waitFor(t, 10*time.Second, "every client welcomed", func() error {
+		for _, cl := range clients {
+			if !cl.isWelcomed() {
+				return fmt.Errorf("%s is not", cl.name)
+			}
+		}
+		return nil
+	})
+	waitFor(t, 5*time.Second, "clients on every instance", func() error {
+		for _, a := range addrs {
+			if n := metric(t, a, "chat_members"); n == 0 {
+				return fmt.Errorf("%s has none", a)
+			}
+		}
+		return nil
+	})
+
+	// The load: each client sends every rate until stopSending.
+	stopSending := make(chan struct{})
+	var sendWG sync.WaitGroup
+	for _, cl := range clients {
+		sendWG.Go(func() {
+			tick := time.NewTicker(rate)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stopSending:
+					return
+				case <-tick.C:
+					cl.send()
+				}
+			}
+		})
+	}
+	began := time.Now()
+	time.Sleep(warm)
+	for i, a := range addrs {
+		t0 := time.Now()
+		insts[i].stop(t, 10*time.Second)
+		insts[i] = startInstance(t, insts[i].name, a, redisAddr, proxy)
+		// HAProxy takes it back after two good checks, 200 ms apart.
+		time.Sleep(600 * time.Millisecond)
+		t.Logf("%s restarted in %v", insts[i].name, time.Since(t0).Round(time.Millisecond))
+	}
+	time.Sleep(warm)
+	close(stopSending)
+	sendWG.Wait()
+	sent := make(map[string]uint64, len(clients))
+	for _, cl := range clients {
+		cl.mu.Lock()
+		sent[cl.name] = cl.seq
+		cl.mu.Unlock()
+	}
+	t.Logf("sending for %v", time.Since(began).Round(time.Millisecond))
+
+	// Every message must be acknowledged, then received by every client.
+	waitFor(t, 20*time.Second, "every message acknowledged and received", func() error {
+		for _, cl := range clients {
+			if n := cl.pending(); n > 0 {
+				return fmt.Errorf("%s has %d messages not acknowledged", cl.name, n)
+			}
+			if lost, _ := cl.missing(sent); lost > 0 {
+				return fmt.Errorf("%s lacks %d messages", cl.name, lost)
+			}
+		}
+		return nil
+	})
+	report(t, clients, sent, addrs)
+}
+
+// report logs the counts: messages, deliveries, reconnections and their
+// close codes, resends and duplicates; it fails the test on a loss.
+func report(t *testing.T, clients []*chatClient, sent map[string]uint64, addrs []string) {
+	var msgs uint64
+	for _, n := range sent {
+		msgs += n
+	}
+	var lost, dups, reconnects, resent, dialErrs int
+	closes := map[websocket.StatusCode]int{}
+	for _, cl := range clients {
+		l, d := cl.missing(sent)
+		lost, dups = lost+l, dups+d
+		cl.mu.Lock()
+		reconnects += cl.reconnects
+		resent += cl.resent
+		dialErrs += cl.dialErrs
+		for c, n := range cl.closes {
+			closes[c] += n
+		}
+		cl.mu.Unlock()
+	}
+	var published, replayed uint64
+	for _, a := range addrs {
+		published += metric(t, a, "chat_published_total")
+		replayed += metric(t, a, "chat_replayed_total")
+	}
+	t.Logf("%d clients sent %d messages; each had to receive all: %d deliveries", len(clients), msgs, msgs*uint64(len(clients)))
+	t.Logf("reconnects %d (close codes %v), dial errors %d, messages resent %d, duplicates received %d, lost %d",
+		reconnects, closes, dialErrs, resent, dups, lost)
+	t.Logf("since the last restarts: published %d, replayed %d (the new processes' counters only)", published, replayed)
+	if lost > 0 {
+		t.Errorf("%d deliveries lost", lost)
+	}
+	if reconnects < 1 {
+		t.Errorf("no client reconnected: the restarts did not happen under them")
+	}
+}
+
+// metric returns the value of the metric named name on the instance at
+// addr, 0 when absent.
+func metric(t *testing.T, addr, name string) uint64 {
+	body, err := get(addr, "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(body) {
+		var v uint64
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			fmt.Sscan(rest, &v)
+			return v
+		}
+	}
+	return 0
+}
