@@ -26,6 +26,10 @@ type chatClient struct {
 	name string
 	url  string
 	d    *websocket.Dialer
+	// pause is the time it waits before reconnecting, as a client on a
+	// slow network would: messages are sent meanwhile, and it must be
+	// sent them from the history when it is back.
+	pause time.Duration
 
 	mu         sync.Mutex
 	conn       *websocket.Conn // nil between connections
@@ -88,6 +92,10 @@ func (cl *chatClient) run(ctx context.Context) {
 		cl.mu.Lock()
 		cl.conn = nil
 		cl.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-time.After(cl.pause):
+		}
 	}
 }
 

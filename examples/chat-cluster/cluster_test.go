@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -47,14 +48,20 @@ func TestRollingRestart(t *testing.T) {
 	ctx := stopContext(t)
 
 	redisAddr := startRedis(t)
-	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
 	proxy := ""
 	if proxyProtocolSupported {
 		proxy = "127.0.0.1/32"
 	}
-	insts := make([]*process, len(addrs))
-	for i, a := range addrs {
-		insts[i] = startInstance(t, fmt.Sprintf("chat%d", i+1), a, redisAddr, proxy)
+	dir := t.TempDir()
+	insts := make([]instance, 3)
+	procs := make([]*process, len(insts))
+	addrs := make([]string, len(insts))
+	for i := range insts {
+		name := fmt.Sprintf("chat%d", i+1)
+		insts[i] = instance{name: name, addr: freeAddr(t), control: filepath.Join(dir, name+".sock"), redis: redisAddr, proxy: proxy}
+		addrs[i] = insts[i].addr
+		procs[i] = insts[i].spawn(t)
+		insts[i].waitHealthy(t, procs[i])
 	}
 	front := freeAddr(t)
 	startHAProxy(t, front, addrs, proxyProtocolSupported)
@@ -66,6 +73,9 @@ func TestRollingRestart(t *testing.T) {
 	defer func() { stopClients(); wg.Wait() }()
 	for i := range clients {
 		clients[i] = newClient(fmt.Sprintf("c%02d", i), "ws://"+front+"/ws", d)
+		if i%5 == 0 {
+			clients[i].pause = 300 * time.Millisecond
+		}
 		wg.Go(func() { clients[i].run(cctx) })
 	}
 	waitFor(t, 10*time.Second, "every client welcomed", func() error {
@@ -104,13 +114,25 @@ func TestRollingRestart(t *testing.T) {
 	}
 	began := time.Now()
 	time.Sleep(warm)
-	for i, a := range addrs {
+	// The rolling restart: each instance's new process takes the
+	// listener over from the old one, which tells its clients to
+	// reconnect (1012) and exits once they have gone.
+	for i, in := range insts {
 		t0 := time.Now()
-		insts[i].stop(t, 10*time.Second)
-		insts[i] = startInstance(t, insts[i].name, a, redisAddr, proxy)
-		// HAProxy takes it back after two good checks, 200 ms apart.
-		time.Sleep(600 * time.Millisecond)
-		t.Logf("%s restarted in %v", insts[i].name, time.Since(t0).Round(time.Millisecond))
+		old := procs[i]
+		procs[i] = in.spawn(t)
+		old.wait(t, 15*time.Second)
+		in.waitHealthy(t, procs[i])
+		t.Logf("%s handed over in %v", in.name, time.Since(t0).Round(time.Millisecond))
+	}
+	if !testing.Short() {
+		// And the other way: stopped (drained by HAProxy, its clients
+		// sent to the others), then started again on its port.
+		t0 := time.Now()
+		procs[0].stop(t, 15*time.Second)
+		procs[0] = insts[0].spawn(t)
+		insts[0].waitHealthy(t, procs[0])
+		t.Logf("%s stopped and started in %v", insts[0].name, time.Since(t0).Round(time.Millisecond))
 	}
 	time.Sleep(warm)
 	close(stopSending)

@@ -21,8 +21,8 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -38,31 +38,45 @@ import (
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:9001", "address to listen on")
+	var cfg config
+	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:9001", "address to listen on, unless a running instance hands its listener over")
+	flag.StringVar(&cfg.control, "control", "", "Unix socket of the listener hand-over (package restart); none when empty")
 	redisAddr := flag.String("redis", "127.0.0.1:6379", "Redis server's address")
 	key := flag.String("stream", "chat", "Redis Stream key of the chat's history")
-	drain := flag.Duration("drain", time.Second, "time between failing /healthz and closing the connections, on shutdown")
-	grace := flag.Duration("shutdown", 10*time.Second, "time the clients get to close on shutdown")
-	proxy := flag.String("proxy", "", "comma-separated prefixes of PROXY protocol senders (HAProxy) whose header is required; none when empty")
+	flag.DurationVar(&cfg.drain, "drain", time.Second, "time between failing /healthz and closing the connections, on SIGTERM")
+	flag.DurationVar(&cfg.grace, "shutdown", 10*time.Second, "time the clients get to close on shutdown")
+	flag.StringVar(&cfg.proxy, "proxy", "", "comma-separated prefixes of PROXY protocol senders (HAProxy) whose header is required; none when empty")
 	flag.Parse()
-	logger := log.New(os.Stderr, "["+*addr+"] ", log.LstdFlags|log.Lmicroseconds)
+	cfg.log = log.New(os.Stderr, fmt.Sprintf("[%s %d] ", cfg.addr, os.Getpid()), log.LstdFlags|log.Lmicroseconds)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rdb := redis.NewClient(&redis.Options{Addr: *redisAddr})
 	defer rdb.Close()
-	if err := run(ctx, logger, *addr, history{rdb, *key}, *proxy, *drain, *grace); err != nil {
-		logger.Fatal(err)
+	cfg.hist = history{rdb, *key}
+	if err := run(ctx, cfg); err != nil {
+		cfg.log.Fatal(err)
 	}
-	logger.Print("bye")
+	cfg.log.Print("bye")
 }
 
-// run serves until ctx ends, then drains and shuts down.
-func run(ctx context.Context, logger *log.Logger, addr string, h history, proxy string, drain, grace time.Duration) error {
+// config is an instance's, from its flags.
+type config struct {
+	log          *log.Logger
+	addr         string
+	control      string
+	hist         history
+	proxy        string
+	drain, grace time.Duration
+}
+
+// run serves until ctx ends or a new process takes the listener over,
+// then shuts down.
+func run(ctx context.Context, cfg config) error {
 	roomCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := newRoom(roomCtx, logger, h)
-	last, err := h.last(ctx)
+	r := newRoom(roomCtx, cfg.log, cfg.hist)
+	last, err := cfg.hist.last(ctx)
 	if err != nil {
 		return err
 	}
@@ -70,14 +84,14 @@ func run(ctx context.Context, logger *log.Logger, addr string, h history, proxy 
 
 	var draining atomic.Bool
 	srv := newServer(r, &draining)
-	if err := setProxyProtocol(srv, proxy); err != nil {
+	if err := setProxyProtocol(srv, cfg.proxy); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, took, err := listen(ctx, cfg.addr, cfg.control)
 	if err != nil {
 		return err
 	}
-	logger.Printf("listening on http://%s/", ln.Addr())
+	cfg.log.Printf("listening on http://%s/ (inherited: %t)", ln.Addr(), took != nil)
 
 	var wg sync.WaitGroup
 	stopPub := make(chan struct{})
@@ -87,22 +101,34 @@ func run(ctx context.Context, logger *log.Logger, addr string, h history, proxy 
 	wg.Go(func() { r.read(roomCtx) })
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	taken, err := handOver(cfg.control, took, ln)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	defer taken.Close()
+
 	select {
 	case err := <-served:
 		return err
+	case <-taken.Taken():
+		// The new process accepts on the same socket: nothing to drain.
+		cfg.log.Print("listener taken over by a new process")
 	case <-ctx.Done():
+		// Out of HAProxy's rotation first, then close.
+		cfg.log.Printf("draining for %v", cfg.drain)
+		draining.Store(true)
+		time.Sleep(cfg.drain)
 	}
-
-	logger.Printf("draining for %v", drain)
-	draining.Store(true)
-	time.Sleep(drain)
-	sctx, scancel := context.WithTimeout(context.Background(), grace)
+	sctx, scancel := context.WithTimeout(context.Background(), cfg.grace)
 	defer scancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		logger.Printf("shutdown: %v; closing the connections left", err)
+		cfg.log.Printf("shutdown: %v; closing the connections left", err)
 		srv.Close()
 	}
 	<-served
+	// Every connection is closed: no message comes in any more. Write
+	// those still queued to Redis.
 	close(stopPub)
 	cancel()
 	wg.Wait()
@@ -110,7 +136,7 @@ func run(ctx context.Context, logger *log.Logger, addr string, h history, proxy 
 }
 
 // newServer returns the HTTP server of room r. Its Shutdown closes every
-// WebSocket with 1012.
+// WebSocket with 1012 (service restart), and waits for them to close.
 func newServer(r *room, draining *atomic.Bool) *httpd.Server {
 	up := &websocket.Upgrader{
 		Options: websocket.Options{
@@ -122,6 +148,7 @@ func newServer(r *room, draining *atomic.Bool) *httpd.Server {
 		},
 	}
 	mux := http.NewServeMux()
+	mux.Handle("GET /", http.FileServerFS(pageFS()))
 	mux.HandleFunc("GET /ws", func(w http.ResponseWriter, req *http.Request) {
 		if _, err := up.Upgrade(w, req, nil); err != nil {
 			r.log.Printf("%s: %v", req.RemoteAddr, err)
@@ -134,16 +161,18 @@ func newServer(r *room, draining *atomic.Bool) *httpd.Server {
 		}
 		w.Write([]byte("ok\n"))
 	})
+	mux.HandleFunc("GET /whoami", func(w http.ResponseWriter, req *http.Request) {
+		w.Write([]byte(req.RemoteAddr + "\n"))
+	})
 	srv := &httpd.Server{
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       time.Minute,
 	}
 	mux.Handle("GET /metrics", metricsHandler(srv, r))
-	mux.HandleFunc("GET /whoami", func(w http.ResponseWriter, req *http.Request) {
-		w.Write([]byte(req.RemoteAddr + "\n"))
-	})
 	srv.Handler = mux
-	srv.RegisterOnShutdown(func() { r.closeAll(websocket.StatusServiceRestart, reasonRestart) })
+	srv.RegisterOnShutdown(func() {
+		up.Shutdown(context.Background(), websocket.StatusServiceRestart, reasonRestart)
+	})
 	return srv
 }
 

@@ -94,6 +94,16 @@ func (p *process) stop(t *testing.T, d time.Duration) {
 	}
 }
 
+// wait waits up to d for the process to exit by itself.
+func (p *process) wait(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(d):
+		t.Fatalf("%s did not exit within %v", p.name, d)
+	}
+}
+
 // dumpLog logs the last lines of the process's output.
 func (p *process) dumpLog(t *testing.T) {
 	b, _ := os.ReadFile(p.log)
@@ -164,22 +174,33 @@ func startRedis(t *testing.T) string {
 	return addr
 }
 
-// startInstance runs a chat instance (the test binary, see TestMain) on
-// addr and waits for its /healthz.
-func startInstance(t *testing.T, name, addr, redisAddr, proxy string) *process {
+// instance is the command line of a chat instance: the test binary (see
+// TestMain), on addr, handing its listener over on control.
+type instance struct {
+	name, addr, control, redis, proxy string
+}
+
+// spawn starts a process of the instance; a process already running
+// hands its listener over to it, and exits.
+func (in instance) spawn(t *testing.T) *process {
 	t.Helper()
-	p := start(t, name, []string{envInstance + "=1"}, os.Args[0],
-		"-addr", addr, "-redis", redisAddr, "-proxy", proxy, "-drain", drainTime.String(), "-shutdown", "5s")
-	waitFor(t, 10*time.Second, name+" healthy", func() error {
+	return start(t, in.name, []string{envInstance + "=1"}, os.Args[0],
+		"-addr", in.addr, "-control", in.control, "-redis", in.redis, "-proxy", in.proxy,
+		"-drain", drainTime.String(), "-shutdown", "5s")
+}
+
+// waitHealthy waits until the instance's /healthz, served by p, is 200.
+func (in instance) waitHealthy(t *testing.T, p *process) {
+	t.Helper()
+	waitFor(t, 10*time.Second, in.name+" healthy", func() error {
 		select {
 		case <-p.exited:
-			return fmt.Errorf("%s exited", name)
+			return fmt.Errorf("%s exited", in.name)
 		default:
 		}
-		_, err := get(addr, "/healthz")
+		_, err := get(in.addr, "/healthz")
 		return err
 	})
-	return p
 }
 
 // drainTime is the instances' -drain: HAProxy checks every 200 ms and

@@ -89,7 +89,6 @@ type room struct {
 	mu      sync.Mutex
 	members map[*websocket.Conn]*member
 	last    streamID // the last entry the reader delivered
-	closing bool     // shutting down: every connection is sent away
 	targets []*websocket.Conn
 }
 
@@ -109,17 +108,11 @@ var (
 // with StatusServiceRestart (1012): the client reconnects at once.
 const reasonRestart = "service restart"
 
-// OnOpen takes c in, unless the server is shutting down.
+// OnOpen takes c in.
 func (r *room) OnOpen(c *websocket.Conn) {
 	r.mu.Lock()
-	closing := r.closing
-	if !closing {
-		r.members[c] = &member{}
-	}
+	r.members[c] = &member{}
 	r.mu.Unlock()
-	if closing {
-		c.Close(websocket.StatusServiceRestart, reasonRestart)
-	}
 }
 
 // OnMessage handles a hello or a message.
@@ -155,10 +148,7 @@ func (r *room) hello(c *websocket.Conn, since string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.members[c]
-	switch {
-	case m == nil: // sent away: shutting down
-		return nil
-	case m.hello:
+	if m.hello {
 		return errHello
 	}
 	m.hello = true
@@ -310,20 +300,4 @@ func (r *room) size() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.members)
-}
-
-// closeAll starts the closing handshake of every connection, with code
-// and reason, and sends away those that open from now on. The server's
-// Shutdown calls it, and then waits for the connections to close.
-func (r *room) closeAll(code websocket.StatusCode, reason string) {
-	r.mu.Lock()
-	r.closing = true
-	conns := make([]*websocket.Conn, 0, len(r.members))
-	for c := range r.members {
-		conns = append(conns, c)
-	}
-	r.mu.Unlock()
-	for _, c := range conns {
-		c.Close(code, reason)
-	}
 }
