@@ -64,7 +64,7 @@ func TestRollingRestart(t *testing.T) {
 		insts[i].waitHealthy(t, procs[i])
 	}
 	front := freeAddr(t)
-	startHAProxy(t, front, addrs, proxyProtocolSupported)
+	stats := startHAProxy(t, front, addrs, proxyProtocolSupported)
 
 	d := &websocket.Dialer{Options: websocket.Options{Handler: clientHandler{}, ReadLimit: readLimit}}
 	clients := make([]*chatClient, nClients)
@@ -125,6 +125,12 @@ func TestRollingRestart(t *testing.T) {
 		in.waitHealthy(t, procs[i])
 		t.Logf("%s handed over in %v", in.name, time.Since(t0).Round(time.Millisecond))
 	}
+	// Not one connection attempt failed: the kernel's accept queue, one
+	// for both processes, held them.
+	failed := []string{"econ", "wretr", "wredis"}
+	if st := backendStat(t, stats, failed...); st["econ"]+st["wretr"]+st["wredis"] != 0 {
+		t.Errorf("HAProxy's connections to the instances during the hand-overs: %v, want none failed", st)
+	}
 	if !testing.Short() {
 		// And the other way: stopped (drained by HAProxy, its clients
 		// sent to the others), then started again on its port.
@@ -132,7 +138,8 @@ func TestRollingRestart(t *testing.T) {
 		procs[0].stop(t, 15*time.Second)
 		procs[0] = insts[0].spawn(t)
 		insts[0].waitHealthy(t, procs[0])
-		t.Logf("%s stopped and started in %v", insts[0].name, time.Since(t0).Round(time.Millisecond))
+		t.Logf("%s stopped and started in %v; HAProxy's connections that failed, retried, redispatched: %v",
+			insts[0].name, time.Since(t0).Round(time.Millisecond), backendStat(t, stats, failed...))
 	}
 	time.Sleep(warm)
 	close(stopSending)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -209,7 +211,8 @@ const drainTime = time.Second
 
 // startHAProxy writes haproxy.cfg from the template and runs HAProxy in
 // the foreground, then waits until it forwards to an instance.
-func startHAProxy(t *testing.T, front string, servers []string, sendProxy bool) *process {
+// It returns the path of HAProxy's stats socket.
+func startHAProxy(t *testing.T, front string, servers []string, sendProxy bool) (stats string) {
 	t.Helper()
 	tmpl, err := os.ReadFile("haproxy.cfg.tmpl")
 	if err != nil {
@@ -219,17 +222,58 @@ func startHAProxy(t *testing.T, front string, servers []string, sendProxy bool) 
 	if sendProxy {
 		proxy = "send-proxy-v2"
 	}
-	cfg := strings.NewReplacer("@FRONT@", front, "@S1@", servers[0], "@S2@", servers[1], "@S3@", servers[2], "@PROXY@", proxy).Replace(string(tmpl))
-	path := filepath.Join(t.TempDir(), "haproxy.cfg")
+	dir := t.TempDir()
+	stats = filepath.Join(dir, "haproxy.sock")
+	cfg := strings.NewReplacer("@FRONT@", front, "@S1@", servers[0], "@S2@", servers[1], "@S3@", servers[2],
+		"@PROXY@", proxy, "@STATS@", stats).Replace(string(tmpl))
+	path := filepath.Join(dir, "haproxy.cfg")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := start(t, "haproxy", nil, "haproxy", "-db", "-f", path)
+	start(t, "haproxy", nil, "haproxy", "-db", "-f", path)
 	waitFor(t, 10*time.Second, "haproxy forwarding", func() error {
 		_, err := get(front, "/healthz")
 		return err
 	})
-	return p
+	return stats
+}
+
+// backendStat returns the sum over the backend's servers of the fields
+// of HAProxy's "show stat" (management.txt, section 9.1) named by names:
+// econ counts connections to a server that failed (refused), wretr the
+// retries, wredis the redispatches.
+func backendStat(t *testing.T, sock string, names ...string) map[string]uint64 {
+	t.Helper()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "show stat\n")
+	sc := bufio.NewScanner(c)
+	var cols []string
+	sum := make(map[string]uint64)
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), ",")
+		if h, ok := strings.CutPrefix(sc.Text(), "# "); ok {
+			cols = strings.Split(h, ",")
+			continue
+		}
+		if len(f) < 2 || f[0] != "instances" || f[1] == "BACKEND" {
+			continue
+		}
+		for i, col := range cols {
+			if i < len(f) && slices.Contains(names, col) {
+				v, _ := strconv.ParseUint(f[i], 10, 64)
+				sum[col] += v
+			}
+		}
+	}
+	if err := sc.Err(); err != nil || cols == nil {
+		t.Fatalf("show stat on %s: %v, header %q", sock, err, cols)
+	}
+	return sum
 }
 
 // stopContext is a context that ends with the test.
