@@ -79,7 +79,7 @@ func (e *Engine) ListenTLS(network, addr string, config *tls.Config) (net.Addr, 
 	default:
 		return nil, fmt.Errorf("engine: listen %s: %w", network, errTLSDatagram)
 	}
-	return e.listen(network, addr, config)
+	return e.ListenWith(network, addr, ListenConfig{TLS: config})
 }
 
 // DialTLS connects to addr and handshakes as a TLS client with config,

@@ -81,11 +81,11 @@ var policy = map[string][]string{
 
 	// The two public APIs on the loops.
 	"aio":    {"backend", "internal/loop", "internal/sock"},
-	"engine": {"backend", "internal/connslot", "internal/loop", "internal/sock", "internal/tlsrec"},
+	"engine": {"backend", "internal/connslot", "internal/loop", "internal/proxyproto", "internal/sock", "internal/tlsrec"},
 
 	// Later: net.Conn and net.Listener drop-ins, then protocols.
 	"netconn":   {"backend", "engine", "internal/loop", "internal/sock"},
-	"httpd":     {"engine", "internal/connslot", "internal/h2frame", "netconn"},
+	"httpd":     {"engine", "internal/connslot", "internal/h2frame", "internal/proxyproto", "netconn"},
 	"websocket": {"engine", "httpd"},
 	// http1 is httpd's former name, forwarding to it.
 	"http1": {"engine", "httpd"},
