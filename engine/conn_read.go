@@ -14,8 +14,17 @@ func (c *Conn) attach(l *loop.Loop) {
 		c.discard() // the loop failed before c reached it
 		return
 	}
+	if c.kind.has(kCapped) {
+		c.lp.stats.accepted.Add(1)
+	}
+	if err := c.admit(); err != nil {
+		c.refuse(err)
+		return
+	}
 	tag, err := l.Attach(c.fd.Sysfd(), c.kind.has(kStream), (*connOwner)(c))
 	if err != nil {
+		c.releasePeer()
+		c.lp.e.dropConn()
 		c.mu.Lock()
 		c.mbits.set(bDead, true) // no Write may touch the descriptor now
 		c.mu.Unlock()

@@ -158,6 +158,7 @@ func (e *Engine) AdoptWith(nc net.Conn, a Adoption) (*Conn, error) {
 	}
 	return e.adopt(nc, a.Input, func(c *Conn) {
 		c.ctx = a.Context
+		c.kind |= kCapped
 		c.awaitProxy(a.Proxy)
 		switch {
 		case a.TLS != nil:

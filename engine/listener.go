@@ -230,6 +230,7 @@ func (ln *listener) accepted(fd int, peer netip.AddrPort, from sock.Sockaddr) {
 		})
 	}
 	c := newConn(e, target, fd, true, ln.network, laddr, raddr)
+	c.kind |= kCapped
 	c.setPeer(peer)
 	if ln.tls != nil {
 		c.setTLS(newTLSState(c, ln.tls, false))

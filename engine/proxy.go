@@ -143,6 +143,11 @@ func (c *Conn) feedProxy(w *proxyWait, data []byte) {
 		k.raddr = nil
 		c.setPeer(netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
 	}
+	if err := c.admitPeer(); err != nil {
+		c.lbits.set(bReset, true)
+		c.fail(err)
+		return
+	}
 	rest := w.buf[n:]
 	c.opened(rest)
 }

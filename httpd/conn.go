@@ -304,7 +304,8 @@ func (h *loopHandler) OnClose(ec *engine.Conn, err error) {
 	if c.ec == nil { // no OnOpen: a PROXY header or a TLS handshake failed
 		s.open.Add(-1)
 		switch {
-		case err == nil || err == engine.ErrEngineStopped:
+		case err == nil || err == engine.ErrEngineStopped || errors.Is(err, engine.ErrTooManyConns):
+			// Stats counts the refusals (Engine.MaxConns, MaxConnsPerIP).
 		case errors.Is(err, engine.ErrProxyHeader):
 			s.logf("httpd: PROXY header from %v: %v", ec.RemoteAddr(), err)
 		default:
