@@ -69,7 +69,9 @@ func (s *Server) setState(c *conn, st http.ConnState) {
 // Hijacked connections are not waited for; connections switched to another
 // protocol on their loop (Upgrade) are, until they close. RegisterOnShutdown's
 // functions are called to deal with both (a WebSocket server says goodbye
-// there).
+// there: websocket's Upgrader.Shutdown sends each of its connections a
+// close frame, 1012 for a restart, and they close within its
+// CloseTimeout).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutting.Store(true)
 	s.mu.Lock()

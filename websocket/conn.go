@@ -89,6 +89,7 @@ type config struct {
 	handler Handler
 	pinger  PingHandler // nil unless handler is one
 	ponger  PongHandler
+	live    *liveSet // an Upgrader's connections, for its Shutdown; nil for a Dialer's
 }
 
 func newConfig(o Options) *config {

@@ -88,6 +88,9 @@ func (p *protocol) OnClose(ec *engine.Conn, err error) {
 		return
 	}
 	c.ended = true
+	if c.cfg.live != nil {
+		c.cfg.live.untrack(c)
+	}
 	c.ecp.Store(ec) // (if OnOpen never came)
 	c.wmu.Lock()
 	c.endLocked() // an open stream ends, and writes fail from now on

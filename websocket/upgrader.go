@@ -95,7 +95,7 @@ func (u *Upgrader) UpgradeWith(w http.ResponseWriter, r *http.Request, header ht
 // upgrade is Upgrade, with v as the connection's value, and its callbacks
 // held for the handler if hold is set.
 func (u *Upgrader) upgrade(w http.ResponseWriter, r *http.Request, header http.Header, v any, hold bool) (*Conn, error) {
-	u.once.Do(func() { u.cfg = newConfig(u.Options) })
+	u.init()
 	if status, why := u.check(r); status != 0 {
 		if status == http.StatusUpgradeRequired {
 			w.Header().Set("Sec-WebSocket-Version", "13")
@@ -125,24 +125,30 @@ func (u *Upgrader) upgrade(w http.ResponseWriter, r *http.Request, header http.H
 	if hold {
 		c.holdFor(w, r)
 	}
+	u.cfg.live.track(c) // before any callback: OnClose untracks it
+	if err := u.switchTo(c, w, r, overH2, hold); err != nil {
+		u.cfg.live.untrack(c) // no callback came, nor will
+		return nil, err
+	}
+	u.cfg.live.arrived(c)
+	return c, nil
+}
+
+// switchTo hands the connection to c: on its loop, through an HTTP/2
+// tunnel, or hijacked from net/http. c.ec() is set once it returns nil.
+func (u *Upgrader) switchTo(c *Conn, w http.ResponseWriter, r *http.Request, overH2, hold bool) error {
 	if overH2 {
-		if err := u.tunnel(c, w); err != nil {
-			return nil, err
-		}
-		return c, nil
+		return u.tunnel(c, w)
 	}
 	ec, err := httpd.Upgrade(w, (*protocol)(c))
 	switch {
 	case err == nil:
 		c.ecp.Store(ec)
-		return c, nil
+		return nil
 	case !errors.Is(err, httpd.ErrNotLoop):
-		return nil, err
+		return err
 	}
-	if err := u.adopt(c, w, r, hold); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return u.adopt(c, w, r, hold)
 }
 
 // check validates an upgrade request (§4.2.1); it returns the HTTP status

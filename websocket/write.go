@@ -60,7 +60,7 @@ func (c *Conn) WriteControl(typ MessageType, data []byte) error {
 // *CloseError. A second Close returns ErrCloseSent.
 func (c *Conn) Close(code StatusCode, reason string) error {
 	if !code.sendable() || len(reason) > maxControl-2 || !utf8.ValidString(reason) {
-		return errors.New("websocket: Close with an invalid code or reason")
+		return errInvalidClose
 	}
 	var p [maxControl]byte
 	payload := append(append(p[:0], byte(code>>8), byte(code)), reason...)
@@ -76,6 +76,10 @@ func (c *Conn) Close(code StatusCode, reason string) error {
 	}
 	return c.ec().Execute(func(*engine.Conn) { c.startCloseWait() })
 }
+
+// errInvalidClose refuses a close code that may not be sent (RFC 6455
+// §7.4), or a reason too long or not UTF-8.
+var errInvalidClose = errors.New("websocket: Close with an invalid code or reason")
 
 // writeControl writes a ping or pong frame: at once, even between a
 // stream's fragments and ahead of the messages held behind it.

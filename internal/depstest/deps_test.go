@@ -87,6 +87,9 @@ var policy = map[string][]string{
 	"netconn":   {"backend", "engine", "internal/loop", "internal/sock"},
 	"httpd":     {"engine", "internal/connslot", "internal/h2frame", "internal/proxyproto", "netconn"},
 	"websocket": {"engine", "httpd"},
+	// restart hands listeners over between processes (systemd, a Unix
+	// control socket): the standard library alone, for any net.Listener.
+	"restart": {},
 	// http1 is httpd's former name, forwarding to it.
 	"http1": {"engine", "httpd"},
 
@@ -101,7 +104,7 @@ var programDirs = []string{"bench", "cmd", "examples"}
 
 // publicAPIs may be imported only by programs and by the rows of policy
 // that name them.
-var publicAPIs = []string{"aio", "backend", "engine", "netconn", "httpd", "http1", "websocket"}
+var publicAPIs = []string{"aio", "backend", "engine", "netconn", "httpd", "http1", "restart", "websocket"}
 
 // sockExternal is all internal/sock may import from outside the standard
 // library: the system calls of Unix and of Windows.
