@@ -147,6 +147,7 @@ type Server struct {
 	onShut    []func()
 	pool      *pool
 	shutting  atomic.Bool
+	shutAt    atomic.Int64 // when Shutdown began, in Unix nanoseconds
 	disableKA atomic.Bool
 	open      atomic.Int64 // connections open, on loops and goroutines
 	upgrades  atomic.Int64 // upgraded connections open (Upgrade), out of conns
