@@ -59,6 +59,7 @@ type loopCounters struct {
 	timers       atomic.Int64
 	acceptErrors atomic.Uint64
 	limits       [numLimits]atomic.Uint64 // LimitStats
+	ev           eventCounters            // Handshakes, Deadlines, Errors
 }
 
 // Provide lends the loop's read buffer. The backend fills it and hands it

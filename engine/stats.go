@@ -25,6 +25,14 @@ type LoopStats struct {
 	AcceptErrors uint64
 	// Limits counts the connections closed by a limit, by limit.
 	Limits LimitStats
+
+	// Handshakes is the number of TLS handshakes in progress: begun on
+	// the loop (the connection attached) and not yet ended.
+	Handshakes int
+	// Deadlines counts the read and write deadlines that passed.
+	Deadlines DeadlineStats
+	// Errors counts the connections closed by a failure, by kind.
+	Errors ErrorStats
 }
 
 // LimitStats count the connections each limit closed; OnClose got the
@@ -64,6 +72,7 @@ func (s Stats) Total() LoopStats {
 		t.Timers += l.Timers
 		t.AcceptErrors += l.AcceptErrors
 		t.Limits.add(l.Limits)
+		t.addEvents(l)
 	}
 	return t
 }
@@ -90,6 +99,7 @@ func (e *Engine) Stats() Stats {
 				HandshakeTimeout: c.limits[limitHandshake].Load(),
 			},
 		}
+		c.ev.load(&s.Loops[i])
 	}
 	return s
 }
@@ -116,6 +126,8 @@ func (lp *eloop) countClose(err error) {
 		i = limitIdle
 	case errors.Is(err, ErrHandshakeTimeout):
 		i = limitHandshake
+	default:
+		lp.stats.ev.countError(err)
 	}
 	if i >= 0 {
 		lp.stats.limits[i].Add(1)
