@@ -89,6 +89,7 @@ type config struct {
 	handler Handler
 	pinger  PingHandler // nil unless handler is one
 	ponger  PongHandler
+	stats   counters // Upgrader.Stats, Dialer.Stats
 }
 
 func newConfig(o Options) *config {

@@ -95,7 +95,7 @@ func (u *Upgrader) UpgradeWith(w http.ResponseWriter, r *http.Request, header ht
 // upgrade is Upgrade, with v as the connection's value, and its callbacks
 // held for the handler if hold is set.
 func (u *Upgrader) upgrade(w http.ResponseWriter, r *http.Request, header http.Header, v any, hold bool) (*Conn, error) {
-	u.once.Do(func() { u.cfg = newConfig(u.Options) })
+	u.config()
 	if status, why := u.check(r); status != 0 {
 		if status == http.StatusUpgradeRequired {
 			w.Header().Set("Sec-WebSocket-Version", "13")
