@@ -1,8 +1,8 @@
 // Package apitest holds no code: its tests keep gale's public API sealed
 // and make every change to it visible in review.
 //
-// The tests load the public packages (aio, backend, engine, netconn, httpd, http1
-// and websocket; not internal/, cmd/, examples/ or bench/) from the export data
+// The tests load the public packages (aio, backend, engine, netconn, httpd, http1,
+// websocket and metrics; not internal/, cmd/, examples/ or bench/) from the export data
 // `go list -export -deps -json` writes, built for linux/amd64, and walk
 // every exported object with go/types:
 //
