@@ -30,7 +30,10 @@ func (echo) OnData(c *engine.Conn, in *engine.Inbound) engine.Action {
 }
 
 // startEcho starts a one-loop echo engine, stopped at the test's end.
-func startEcho(t *testing.T) (*engine.Engine, net.Addr) {
+func startEcho(t *testing.T) (*engine.Engine, net.Addr) { return startEchoTB(t) }
+
+// startEchoTB is startEcho for tests and benchmarks.
+func startEchoTB(t testing.TB) (*engine.Engine, net.Addr) {
 	t.Helper()
 	e, err := engine.New(echo{}, engine.Options{Loops: 1})
 	if err != nil {
