@@ -61,6 +61,7 @@ type loopCounters struct {
 	limits       [numLimits]atomic.Uint64 // LimitStats
 	accepted     atomic.Uint64
 	refused      [numRefused]atomic.Uint64 // RefusedStats
+	ev           eventCounters             // Handshakes, Deadlines, Errors
 }
 
 // Provide lends the loop's read buffer. The backend fills it and hands it

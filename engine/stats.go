@@ -30,6 +30,14 @@ type LoopStats struct {
 	Accepted uint64
 	// Refused counts the connections refused as they arrived, by cap.
 	Refused RefusedStats
+
+	// Handshakes is the number of TLS handshakes in progress: begun on
+	// the loop (the connection attached) and not yet ended.
+	Handshakes int
+	// Deadlines counts the read and write deadlines that passed.
+	Deadlines DeadlineStats
+	// Errors counts the connections closed by a failure, by kind.
+	Errors ErrorStats
 }
 
 // LimitStats count the connections each limit closed; OnClose got the
@@ -73,6 +81,7 @@ func (s Stats) Total() LoopStats {
 		t.Limits.add(l.Limits)
 		t.Accepted += l.Accepted
 		t.Refused.add(l.Refused)
+		t.addEvents(l)
 	}
 	return t
 }
@@ -105,6 +114,7 @@ func (e *Engine) Stats() Stats {
 				MaxConnsPerIP: c.refused[refusedPerIP].Load(),
 			},
 		}
+		c.ev.load(&s.Loops[i])
 	}
 	return s
 }
@@ -134,6 +144,8 @@ func (lp *eloop) countClose(err error) {
 		i = limitHandshake
 	case errors.Is(err, ErrProxyHeader):
 		i = limitProxy
+	default:
+		lp.stats.ev.countError(err)
 	}
 	if i >= 0 {
 		lp.stats.limits[i].Add(1)

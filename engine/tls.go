@@ -57,9 +57,10 @@ type tlsState struct {
 // handshake is what a connection needs only until its handshake ends.
 type handshake struct {
 	client bool
-	queued bool       // loop-owned: handed to the pool
-	timer  loop.Timer // Options.HandshakeTimeout
-	result chan error // DialTLS waits on it; nil for accepted conns
+	queued bool          // loop-owned: handed to the pool
+	timer  loop.Timer    // Options.HandshakeTimeout
+	result chan error    // DialTLS waits on it; nil for accepted conns
+	gauge  *atomic.Int64 // LoopStats.Handshakes, once counted (countHandshake)
 }
 
 // ListenTLS is Listen for TLS: the engine handshakes with each accepted
