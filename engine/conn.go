@@ -86,6 +86,7 @@ const (
 	kStream kindBits = 1 << (iota + 3)
 	kUDP             // cold.udp is set
 	kTLS             // cold.tls is set
+	kCapped          // accepted or adopted: Options.MaxConns and MaxConnsPerIP apply
 )
 
 func (k kindBits) has(f kindBits) bool { return k&f != 0 }
@@ -120,6 +121,7 @@ const (
 	// down; it drops what it reads until its peer's end or the linger's
 	// bound (see written).
 	bLinger
+	bPerIP // counted in its peer's connections (Options.MaxConnsPerIP)
 )
 
 func (b loopBits) has(f loopBits) bool { return b&f != 0 }

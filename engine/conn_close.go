@@ -200,6 +200,9 @@ func (c *Conn) finish() {
 		l.Unschedule(&t.writeDL)
 		l.Unschedule(&t.idle)
 	}
+	if w := c.proxyOf(); w != nil {
+		l.Unschedule(&w.timer)
+	}
 	if c.lbits.has(bPaused) {
 		c.lbits.set(bPaused, false)
 		c.lp.stats.paused.Add(-1)

@@ -18,6 +18,7 @@ type connCold struct {
 	network  string      // when c.kind.net() is netOther; set before the Conn is shared
 	closeErr error       // what OnClose gets; loop-owned
 	detached *handOver   // set by Detach: where finish sends the descriptor; loop-owned
+	proxy    *proxyWait  // the PROXY header awaited, until it came; loop-owned
 	early    *earlyTasks // a held connection's tasks, until its attach is posted; set before the Conn is shared
 }
 

@@ -14,8 +14,17 @@ func (c *Conn) attach(l *loop.Loop) {
 		c.discard() // the loop failed before c reached it
 		return
 	}
+	if c.kind.has(kCapped) {
+		c.lp.stats.accepted.Add(1)
+	}
+	if err := c.admit(); err != nil {
+		c.refuse(err)
+		return
+	}
 	tag, err := l.Attach(c.fd.Sysfd(), c.kind.has(kStream), (*connOwner)(c))
 	if err != nil {
+		c.releasePeer()
+		c.lp.e.dropConn()
 		c.mu.Lock()
 		c.mbits.set(bDead, true) // no Write may touch the descriptor now
 		c.mu.Unlock()
@@ -36,11 +45,11 @@ func (c *Conn) attach(l *loop.Loop) {
 		c.timers.readAt = l.Now().UnixNano()
 		l.Schedule(&c.timers.idle, l.Now().Add(o.idleBound()))
 	}
-	if c.kind.has(kTLS) {
-		c.beginHandshake(l) // open runs when it ends
+	if w := c.proxyOf(); w != nil {
+		c.beginProxy(l, w) // opened runs when the header came
 		return
 	}
-	c.open()
+	c.opened(nil)
 }
 
 // open runs OnOpen for c, attached, then serves it: the input adopted with
@@ -128,7 +137,11 @@ func (c *Conn) received(p loop.Completion) {
 		if from := p.From(); from != nil {
 			c.lp.in.from = sock.Addr(c.network(), from)
 		}
-		c.deliver(p.Bytes())
+		if w := c.proxyOf(); w != nil {
+			c.feedProxy(w, p.Bytes())
+		} else {
+			c.deliver(p.Bytes())
+		}
 		c.lp.in.from = nil
 		if ts := c.timers; ts != nil && !c.lbits.has(bClosing) && !c.waitsForInput() {
 			// The handler took all it was given: the read the deadline
@@ -230,6 +243,10 @@ func (c *Conn) act(a Action) bool {
 // queued is still written, then the connection closes with io.EOF.
 func (c *Conn) peerClosed() {
 	c.lbits.set(bEOF, true)
+	if c.proxyOf() != nil {
+		c.closeGracefully(c.eofError()) // no header, no OnOpen: nothing to say
+		return
+	}
 	if t := c.tlsOf(); t != nil && t.handshaking() {
 		// A worker has the handshake: it reads the end of the stream
 		// after the bytes before it, and its result closes c with

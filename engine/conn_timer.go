@@ -116,6 +116,7 @@ func (c *Conn) writeDeadline(time.Time) {
 }
 
 func (c *Conn) deadline(err error) {
+	c.lp.stats.ev.countDeadline(err)
 	prev := c.lp.enter(c)
 	act := c.lp.e.handler.OnDeadline(c, err)
 	c.lp.leave(c, prev)

@@ -96,7 +96,7 @@ func (e *Engine) Adopt(nc net.Conn) (*Conn, error) { return e.AdoptInput(nc, nil
 // As with Adopt, OnOpen and OnData may run before it returns: AdoptWith
 // takes a value for them.
 func (e *Engine) AdoptInput(nc net.Conn, input []byte) (*Conn, error) {
-	return e.adopt(nc, input, nil)
+	return e.adopt(nc, input, func(c *Conn) { c.kind |= kCapped })
 }
 
 // adopt is AdoptInput with setup, if not nil, run on the new Conn before

@@ -119,6 +119,19 @@
 // another client's. Options.HandshakeTimeout (10 s) closes a handshake that
 // has not ended, with ErrHandshakeTimeout.
 //
+// # Listeners, load balancers and restarts
+//
+// [Engine.ListenWith] opens a listener with a [ListenConfig]: TLS, a PROXY
+// protocol header from the load balancers it trusts ([ProxyProtocol]:
+// HAProxy's versions 1 and 2, read on the loop, no goroutine, before the
+// TLS handshake and OnOpen; RemoteAddr is then the client's), and socket
+// options (backlog, SO_REUSEPORT, buffer sizes, TCP_DEFER_ACCEPT,
+// TCP_FASTOPEN, SO_BINDTODEVICE, a Control function).
+// [Engine.ServeListener] serves a listener made elsewhere on the loops:
+// one inherited from a parent, activated by systemd, or handed over by
+// the process being replaced (package restart does both). A connection
+// adopted from elsewhere reads its header with [Adoption.Proxy].
+//
 // # Limits
 //
 // What a peer can make the engine hold, and the bound on each;
@@ -128,7 +141,10 @@
 // served:
 //
 //   - Connections: a descriptor each, up to the process's open-file
-//     limit; when accept fails for want of one, the listener backs off
+//     limit, and Options.MaxConns in all and Options.MaxConnsPerIP from
+//     one address (no cap by default, as net/http): one more is reset as
+//     it arrives, with ErrTooManyConns, and counted (LoopStats.Refused).
+//     When accept fails for want of a descriptor, the listener backs off
 //     (5 ms doubling to 1 s) and the open connections are served. None
 //     holds a goroutine (on the net backend, one while it waits for
 //     input), more than three loop timers, or a buffer while idle (about
@@ -148,6 +164,8 @@
 //     total (none by default). A close waits for its output until an idle
 //     timeout, a write deadline with Options.CloseOnDeadline, or
 //     Shutdown's context ends it.
+//   - A PROXY header: ProxyProtocol.Timeout (5 s) and MaxHeader (4 KiB),
+//     read from trusted sources only; a bad one closes with ErrProxyHeader.
 //   - A TLS handshake: Options.HandshakeTimeout (10 s, where net/http has
 //     none by default). Before its ClientHello is whole, about 1.7 KiB and
 //     no goroutine. After that, while it waits for its peer, a goroutine,

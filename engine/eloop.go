@@ -59,6 +59,9 @@ type loopCounters struct {
 	timers       atomic.Int64
 	acceptErrors atomic.Uint64
 	limits       [numLimits]atomic.Uint64 // LimitStats
+	accepted     atomic.Uint64
+	refused      [numRefused]atomic.Uint64 // RefusedStats
+	ev           eventCounters             // Handshakes, Deadlines, Errors
 }
 
 // Provide lends the loop's read buffer. The backend fills it and hands it
@@ -102,17 +105,17 @@ func newEloop(e *Engine, idx int) *eloop {
 	return lp
 }
 
+// addConn counts c, attached, on its loop; admit counted it in the
+// engine's connections.
 func (lp *eloop) addConn(c *Conn) {
 	lp.nconns.Add(1)
-	lp.e.conns.Add(1)
 }
 
 func (lp *eloop) removeConn(c *Conn) {
 	lp.nconns.Add(-1)
 	lp.unassign()
-	if lp.e.conns.Add(-1) == 0 {
-		lp.e.signalIdle()
-	}
+	c.releasePeer()
+	lp.e.dropConn()
 }
 
 // enter records that a callback of c's starts, and returns the conn

@@ -23,9 +23,10 @@ type Engine struct {
 	chunks  chunkPool
 	queues  queuePool
 	inputs  inputPool
-	queued  atomic.Int64 // output bytes queued across the engine
-	over    atomic.Bool  // queued > Options.OutputBudget, as last seen
-	conns   atomic.Int64
+	queued  atomic.Int64  // output bytes queued across the engine
+	over    atomic.Bool   // queued > Options.OutputBudget, as last seen
+	conns   atomic.Int64  // attached connections, and those being admitted
+	perIP   ipCounts      // Options.MaxConnsPerIP's counts
 	hs      handshakePool // TLS handshakes
 	// lost counts the connections that closed with output lost during a
 	// Shutdown (Conn.lost): what its error reports.

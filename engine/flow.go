@@ -133,6 +133,12 @@ type Adoption struct {
 	// can read it (SetContext once AdoptWith returned may come after
 	// OnOpen and OnData).
 	Context any
+	// Proxy, if not nil, reads a PROXY protocol header at the start of
+	// the connection, before its TLS handshake and OnOpen, if it comes
+	// from a balancer Proxy trusts (see ProxyProtocol), as a
+	// ListenConfig.Proxy listener's connections do (Input and ClientTLS
+	// must then be unset). Until OnOpen, RemoteAddr is the socket's peer.
+	Proxy *ProxyProtocol
 }
 
 // AdoptWith is AdoptInput with more said about the connection: see
@@ -143,6 +149,8 @@ func (e *Engine) AdoptWith(nc net.Conn, a Adoption) (*Conn, error) {
 		return nil, errors.New("engine: AdoptWith: TLS with input already read")
 	case a.TLS != nil && a.ClientTLS != nil:
 		return nil, errors.New("engine: AdoptWith: TLS and ClientTLS both set")
+	case a.Proxy != nil && (a.ClientTLS != nil || len(a.Input) > 0):
+		return nil, errors.New("engine: AdoptWith: Proxy is for a server's connection with nothing read")
 	}
 	var client *tls.Config
 	if a.ClientTLS != nil {
@@ -150,6 +158,8 @@ func (e *Engine) AdoptWith(nc net.Conn, a Adoption) (*Conn, error) {
 	}
 	return e.adopt(nc, a.Input, func(c *Conn) {
 		c.ctx = a.Context
+		c.kind |= kCapped
+		c.awaitProxy(a.Proxy)
 		switch {
 		case a.TLS != nil:
 			c.setTLS(newTLSState(c, a.TLS, false))

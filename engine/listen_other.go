@@ -15,6 +15,6 @@ func dialNative(ctx context.Context, network, addr string) (int, net.Addr, net.A
 
 // listenNative leaves every listener to package net here: its sockets
 // are descriptors the loops' backends take as they are.
-func listenNative(network, addr string, reusePort bool, keepAlive time.Duration) (int, net.Addr, bool, error) {
+func listenNative(network, addr string, reusePort bool, keepAlive time.Duration, lc *ListenConfig) (int, net.Addr, bool, error) {
 	return -1, nil, false, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"net"
 	"net/netip"
@@ -33,8 +32,10 @@ type listener struct {
 	tag     loop.Tag
 	network string
 	addr    net.Addr
-	path    string      // a unix socket's file, removed on close
-	tls     *tls.Config // ListenTLS: handshake with each connection
+	path    string         // a unix socket's file, removed on close
+	tls     *tls.Config    // ListenTLS: handshake with each connection
+	proxy   *ProxyProtocol // ListenConfig.Proxy: a header first
+	spread  bool           // the only acceptor: Options.Balance picks loops
 	backoff time.Duration
 	retry   loop.Timer
 	closed  bool
@@ -45,20 +46,17 @@ type listener struct {
 // Options.ReusePort, TCP and UDP get one socket per loop. A UDP socket is
 // served as one Conn whose OnData sees each datagram with its source.
 // Accepted TCP connections have TCP_NODELAY set, as in package net.
+// ListenWith says more: a PROXY header, TLS, socket options.
 func (e *Engine) Listen(network, addr string) (net.Addr, error) {
-	return e.listen(network, addr, nil)
+	return e.ListenWith(network, addr, ListenConfig{})
 }
 
-func (e *Engine) listen(network, addr string, config *tls.Config) (net.Addr, error) {
+func (e *Engine) listen(network, addr string, lc *ListenConfig) (net.Addr, error) {
 	if e.stopping() {
 		return nil, ErrEngineStopped
 	}
-	switch network {
-	case "udp", "udp4", "udp6":
-		return e.listenUDP(network, addr)
-	case "tcp", "tcp4", "tcp6", "unix":
-	default:
-		return nil, fmt.Errorf("engine: listen: unsupported network %q", network)
+	if network == "udp" || network == "udp4" || network == "udp6" {
+		return e.listenUDP(network, addr, lc)
 	}
 	n := 1
 	if e.opts.ReusePort && network != "unix" {
@@ -66,14 +64,14 @@ func (e *Engine) listen(network, addr string, config *tls.Config) (net.Addr, err
 	}
 	var first net.Addr
 	for i := range n {
-		fd, a, err := listenFD(network, addr, n > 1, e.opts.TCPKeepAlive)
+		fd, a, err := listenFD(network, addr, n > 1, e.opts.TCPKeepAlive, lc)
 		if err != nil {
 			return nil, err
 		}
 		if i == 0 {
 			first, addr = a, a.String() // later sockets bind the same port
 		}
-		ln := &listener{e: e, lp: e.loops[i], fd: fd, network: network, addr: a, tls: config}
+		ln := &listener{e: e, lp: e.loops[i], fd: fd, network: network, addr: a, tls: lc.TLS, proxy: lc.Proxy, spread: n == 1}
 		if network == "unix" {
 			ln.path = a.String()
 		}
@@ -104,27 +102,24 @@ func (e *Engine) addListener(ln *listener) error {
 // 15 s when 0), which they inherit at no cost per accept (Linux:
 // tcp_create_openreq_child arms the keep-alive timer of a child of an
 // SO_KEEPALIVE listener, whose timings it copies; the BSDs copy the
-// listener's options in sonewconn).
-func listenFD(network, addr string, reusePort bool, keepAlive time.Duration) (int, net.Addr, error) {
+// listener's options in sonewconn). lc's socket options are set before
+// the bind, its backlog after the listen.
+func listenFD(network, addr string, reusePort bool, keepAlive time.Duration, lc *ListenConfig) (int, net.Addr, error) {
 	if keepAlive == 0 {
 		keepAlive = defaultKeepAlive
 	}
-	if fd, a, ok, err := listenNative(network, addr, reusePort, keepAlive); ok {
+	if fd, a, ok, err := listenNative(network, addr, reusePort || lc.ReusePort, keepAlive, lc); ok {
 		return fd, a, err // Windows: a socket the IOCP port can take
 	}
-	lc := net.ListenConfig{Control: func(network, _ string, rc syscall.RawConn) error {
+	lcfg := net.ListenConfig{Control: func(network, address string, rc syscall.RawConn) error {
 		var serr error
-		err := rc.Control(func(fd uintptr) {
-			if reusePort {
-				serr = sock.SetsockoptInt(int(fd), sock.ReusePort, 1)
-			}
-			if keepAlive > 0 && isTCP(network) {
-				sock.SetKeepAlive(int(fd), keepAlive) // best effort, as in package net
-			}
-		})
+		err := rc.Control(func(fd uintptr) { serr = setListenOpts(int(fd), network, reusePort, keepAlive, lc) })
+		if err == nil && serr == nil && lc.Control != nil {
+			serr = lc.Control(network, address, rc)
+		}
 		return errors.Join(err, serr)
 	}}
-	ln, err := lc.Listen(context.Background(), network, addr)
+	ln, err := lcfg.Listen(context.Background(), network, addr)
 	if err != nil {
 		return -1, nil, err
 	}
@@ -132,12 +127,30 @@ func listenFD(network, addr string, reusePort bool, keepAlive time.Duration) (in
 		ul.SetUnlinkOnClose(false) // the engine's copy still listens
 	}
 	fd, err := sock.DupConn(ln.(syscall.Conn))
+	if err == nil && lc.Backlog > 0 {
+		if err = sock.Relisten(fd, lc.Backlog); err != nil {
+			sock.Close(fd)
+		}
+	}
 	if err != nil {
 		ln.Close()
 		return -1, nil, err
 	}
 	sock.Release(ln)
 	return fd, ln.Addr(), nil
+}
+
+// setListenOpts sets a new listening socket's options, before its bind.
+func setListenOpts(fd int, network string, reusePort bool, keepAlive time.Duration, lc *ListenConfig) error {
+	if reusePort || lc.ReusePort {
+		if err := sock.SetsockoptInt(fd, sock.ReusePort, 1); err != nil {
+			return err
+		}
+	}
+	if keepAlive > 0 && isTCP(network) {
+		sock.SetKeepAlive(fd, keepAlive) // best effort, as in package net
+	}
+	return lc.sockOpts().Apply(fd, isTCP(network))
 }
 
 func (ln *listener) start(l *loop.Loop) {
@@ -208,7 +221,7 @@ func (ln *listener) accepted(fd int, peer netip.AddrPort, from sock.Sockaddr) {
 		laddr = nil
 	}
 	target := ln.lp
-	if !e.opts.ReusePort {
+	if ln.spread {
 		target = e.pick(func() net.Addr {
 			if raddr != nil {
 				return raddr
@@ -217,10 +230,12 @@ func (ln *listener) accepted(fd int, peer netip.AddrPort, from sock.Sockaddr) {
 		})
 	}
 	c := newConn(e, target, fd, true, ln.network, laddr, raddr)
+	c.kind |= kCapped
 	c.setPeer(peer)
 	if ln.tls != nil {
 		c.setTLS(newTLSState(c, ln.tls, false))
 	}
+	c.awaitProxy(ln.proxy)
 	if target == ln.lp {
 		c.attach(ln.lp.l)
 		return

@@ -74,6 +74,19 @@ type Options struct {
 	// the total up until MaxWriteBuffer, a write deadline or an idle
 	// timeout cuts them. 0 means no budget.
 	OutputBudget int64
+	// MaxConns caps the connections open at once that the engine's
+	// listeners accepted or Adopt gave it (dialed ones are the program's
+	// own, and not counted against it). One more is refused as it
+	// arrives: reset at once, with no OnOpen, and OnClose reports
+	// ErrTooManyConns; LoopStats.Refused counts it. 0 means no cap, as in
+	// net/http: the process's descriptor limit is then the bound.
+	MaxConns int
+	// MaxConnsPerIP caps such connections from one peer address (the
+	// client's, for a connection with a PROXY header): one more is
+	// refused as MaxConns refuses, so that one client cannot take the
+	// engine's MaxConns. IPv6 addresses count one by one. 0 means no
+	// cap.
+	MaxConnsPerIP int
 	// IdleTimeout closes a connection that has neither read nor written
 	// for this long. 0 means none.
 	IdleTimeout time.Duration

@@ -25,6 +25,19 @@ type LoopStats struct {
 	AcceptErrors uint64
 	// Limits counts the connections closed by a limit, by limit.
 	Limits LimitStats
+	// Accepted counts the connections that arrived since the start:
+	// accepted by a listener or given by Adopt, refused ones included.
+	Accepted uint64
+	// Refused counts the connections refused as they arrived, by cap.
+	Refused RefusedStats
+
+	// Handshakes is the number of TLS handshakes in progress: begun on
+	// the loop (the connection attached) and not yet ended.
+	Handshakes int
+	// Deadlines counts the read and write deadlines that passed.
+	Deadlines DeadlineStats
+	// Errors counts the connections closed by a failure, by kind.
+	Errors ErrorStats
 }
 
 // LimitStats count the connections each limit closed; OnClose got the
@@ -34,6 +47,7 @@ type LimitStats struct {
 	WriteBufferFull  uint64 // ErrWriteBufferFull: Options.MaxWriteBuffer
 	IdleTimeout      uint64 // ErrIdleTimeout: Options.IdleTimeout, ReadIdleTimeout
 	HandshakeTimeout uint64 // ErrHandshakeTimeout: Options.HandshakeTimeout
+	ProxyHeader      uint64 // ErrProxyHeader: a bad, late or missing PROXY header
 }
 
 func (l *LimitStats) add(o LimitStats) {
@@ -41,6 +55,7 @@ func (l *LimitStats) add(o LimitStats) {
 	l.WriteBufferFull += o.WriteBufferFull
 	l.IdleTimeout += o.IdleTimeout
 	l.HandshakeTimeout += o.HandshakeTimeout
+	l.ProxyHeader += o.ProxyHeader
 }
 
 // Stats are an engine's counters.
@@ -64,6 +79,9 @@ func (s Stats) Total() LoopStats {
 		t.Timers += l.Timers
 		t.AcceptErrors += l.AcceptErrors
 		t.Limits.add(l.Limits)
+		t.Accepted += l.Accepted
+		t.Refused.add(l.Refused)
+		t.addEvents(l)
 	}
 	return t
 }
@@ -88,8 +106,15 @@ func (e *Engine) Stats() Stats {
 				WriteBufferFull:  c.limits[limitWrite].Load(),
 				IdleTimeout:      c.limits[limitIdle].Load(),
 				HandshakeTimeout: c.limits[limitHandshake].Load(),
+				ProxyHeader:      c.limits[limitProxy].Load(),
+			},
+			Accepted: c.accepted.Load(),
+			Refused: RefusedStats{
+				MaxConns:      c.refused[refusedTotal].Load(),
+				MaxConnsPerIP: c.refused[refusedPerIP].Load(),
 			},
 		}
+		c.ev.load(&s.Loops[i])
 	}
 	return s
 }
@@ -100,6 +125,7 @@ const (
 	limitWrite
 	limitIdle
 	limitHandshake
+	limitProxy
 	numLimits
 )
 
@@ -116,6 +142,10 @@ func (lp *eloop) countClose(err error) {
 		i = limitIdle
 	case errors.Is(err, ErrHandshakeTimeout):
 		i = limitHandshake
+	case errors.Is(err, ErrProxyHeader):
+		i = limitProxy
+	default:
+		lp.stats.ev.countError(err)
 	}
 	if i >= 0 {
 		lp.stats.limits[i].Add(1)

@@ -57,9 +57,10 @@ type tlsState struct {
 // handshake is what a connection needs only until its handshake ends.
 type handshake struct {
 	client bool
-	queued bool       // loop-owned: handed to the pool
-	timer  loop.Timer // Options.HandshakeTimeout
-	result chan error // DialTLS waits on it; nil for accepted conns
+	queued bool          // loop-owned: handed to the pool
+	timer  loop.Timer    // Options.HandshakeTimeout
+	result chan error    // DialTLS waits on it; nil for accepted conns
+	gauge  *atomic.Int64 // LoopStats.Handshakes, once counted (countHandshake)
 }
 
 // ListenTLS is Listen for TLS: the engine handshakes with each accepted
@@ -79,7 +80,7 @@ func (e *Engine) ListenTLS(network, addr string, config *tls.Config) (net.Addr, 
 	default:
 		return nil, fmt.Errorf("engine: listen %s: %w", network, errTLSDatagram)
 	}
-	return e.listen(network, addr, config)
+	return e.ListenWith(network, addr, ListenConfig{TLS: config})
 }
 
 // DialTLS connects to addr and handshakes as a TLS client with config,

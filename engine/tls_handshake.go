@@ -24,11 +24,12 @@ const maxHandshakeInput = 256<<10 + tlsrec.HeaderLen + tlsrec.MaxCiphertext
 // however many records carry it, so that a peer that trickles it, or
 // sends none, costs no goroutine: the loop holds its bytes.
 func (c *Conn) beginHandshake(l *loop.Loop) {
+	hs := c.tlsOf().hs
+	c.lp.countHandshake(hs)
 	if c.lp.draining {
 		c.closeGracefully(nil)
 		return
 	}
-	hs := c.tlsOf().hs
 	l.Schedule(&hs.timer, l.Now().Add(c.lp.e.opts.HandshakeTimeout))
 	if hs.client {
 		c.queueHandshake()
@@ -75,7 +76,7 @@ func (c *Conn) handshakeDone(err error) {
 	if err != nil {
 		err = c.opError("tls handshake", err)
 		hs.report(err)
-		c.tlsOf().hs = nil
+		c.tlsOf().endHandshake()
 		if !c.lbits.has(bClosing) {
 			c.closeGracefully(err)
 		}
@@ -85,7 +86,8 @@ func (c *Conn) handshakeDone(err error) {
 	// record layer, ahead of what the loop receives next.
 	t := c.tlsOf()
 	c.in = c.lp.e.inputs.append(c.in, t.tr.EndHandshake())
-	t.done, t.hs, t.hold = true, nil, false
+	t.endHandshake()
+	t.done, t.hold = true, false
 	t.est.Store(true)
 	if c.lbits.has(bClosing) {
 		return

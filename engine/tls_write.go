@@ -71,6 +71,6 @@ func (t *tlsState) closed(err error) {
 			err = ErrEngineStopped
 		}
 		hs.report(err)
-		t.hs = nil
+		t.endHandshake()
 	}
 }

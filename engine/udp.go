@@ -30,21 +30,19 @@ type udpState struct {
 
 // listenUDP opens a UDP socket (one per loop with ReusePort) served as a
 // Conn per socket.
-func (e *Engine) listenUDP(network, addr string) (net.Addr, error) {
+func (e *Engine) listenUDP(network, addr string, cfg *ListenConfig) (net.Addr, error) {
 	n := 1
 	if e.opts.ReusePort {
 		n = len(e.loops)
 	}
 	var first net.Addr
 	for i := range n {
-		lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
-			if n == 1 {
-				return nil
-			}
+		lc := net.ListenConfig{Control: func(network, address string, rc syscall.RawConn) error {
 			var serr error
-			err := rc.Control(func(fd uintptr) {
-				serr = sock.SetsockoptInt(int(fd), sock.ReusePort, 1)
-			})
+			err := rc.Control(func(fd uintptr) { serr = setListenOpts(int(fd), network, n > 1, 0, cfg) })
+			if err == nil && serr == nil && cfg.Control != nil {
+				serr = cfg.Control(network, address, rc)
+			}
 			return errors.Join(err, serr)
 		}}
 		pc, err := lc.ListenPacket(context.Background(), network, addr)

@@ -3,6 +3,7 @@ package httpd
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -300,9 +301,14 @@ func (h *loopHandler) OnClose(ec *engine.Conn, err error) {
 		s.upgradedClosed()
 		return
 	}
-	if c.ec == nil { // no OnOpen: a TLS handshake failed
+	if c.ec == nil { // no OnOpen: a PROXY header or a TLS handshake failed
 		s.open.Add(-1)
-		if err != nil && err != engine.ErrEngineStopped {
+		switch {
+		case err == nil || err == engine.ErrEngineStopped || errors.Is(err, engine.ErrTooManyConns):
+			// Stats counts the refusals (Engine.MaxConns, MaxConnsPerIP).
+		case errors.Is(err, engine.ErrProxyHeader):
+			s.logf("httpd: PROXY header from %v: %v", ec.RemoteAddr(), err)
+		default:
 			s.logf("http: TLS handshake error from %v: %v", ec.RemoteAddr(), err)
 		}
 		return

@@ -96,10 +96,23 @@
 // default: a server on the internet should set ReadHeaderTimeout,
 // ReadTimeout (or per-request deadlines), WriteTimeout and IdleTimeout,
 // and may set [Server.MaxHandlers], beyond which a request is answered 503 at
-// once, never queued. SECURITY.md, at the repository's root, lists every
+// once, never queued, and Engine.MaxConns and Engine.MaxConnsPerIP,
+// beyond which a connection is reset as it arrives (Stats counts both).
+// SECURITY.md, at the repository's root, lists every
 // such resource with its bound, its default beside net/http's, and the
 // test (TestLimits) that drives a hostile client to it while a
 // well-behaved one is served.
+//
+// # Behind a load balancer
+//
+// [Server.ProxyProtocol] reads the PROXY protocol header (v1 or v2) that
+// a trusted balancer sends first on each connection, on the loop, before
+// the TLS handshake; the request's RemoteAddr is then the client's
+// (ExampleServer_proxyProtocol). Serve takes any listener, so one
+// inherited from systemd or handed over by the process being replaced
+// (package restart) serves as one opened here; Shutdown then drains the
+// requests in flight, and RegisterOnShutdown with websocket's
+// Upgrader.Shutdown tells WebSocket clients to reconnect (1012).
 //
 // # Differences from net/http
 //

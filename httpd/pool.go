@@ -21,6 +21,7 @@ type pool struct {
 	mu      sync.Mutex
 	idle    []*worker // oldest first; the newest is reused first
 	busy    int       // handlers running and counted against max
+	started [2]uint64 // handlers started, HTTP/1 exchanges and HTTP/2 streams (Stats.Requests)
 	epoch   uint64    // the janitor's rounds
 	stopped bool
 	quit    chan struct{} // closed by stop: ends the janitor
@@ -58,6 +59,7 @@ func (p *pool) submit(ex job) bool {
 		return false
 	}
 	p.busy++
+	p.started[protoIndex(ex)]++
 	if n := len(p.idle); n > 0 {
 		w := p.idle[n-1]
 		p.idle[n-1] = nil

@@ -54,12 +54,12 @@ func (s *Server) serve(l net.Listener, cfg *tls.Config) error {
 func (s *Server) accepted(nc net.Conn, cfg *tls.Config, base context.Context, side *stdSide) {
 	_, isSock := nc.(syscall.Conn)
 	if !isSock || s.Mode == ModeMixed && int(s.open.Load()) < s.mixedThreshold() {
-		side.serve(nc)
+		side.serve(proxied(nc, s.ProxyProtocol))
 		return
 	}
 	c := s.newConn(base)
 	s.open.Add(1)
-	_, err := s.eng.AdoptWith(nc, engine.Adoption{TLS: cfg, Context: c})
+	_, err := s.eng.AdoptWith(nc, engine.Adoption{TLS: cfg, Context: c, Proxy: s.ProxyProtocol})
 	if err != nil {
 		s.open.Add(-1)
 		nc.Close()

@@ -119,6 +119,15 @@ type Server struct {
 	// connection closes after the response. 0 means no cap, as in
 	// net/http.
 	MaxBodyBytes int64
+	// ProxyProtocol, if not nil, reads the PROXY protocol header (v1 or
+	// v2) that a load balancer it trusts sends at the start of each
+	// connection, before the TLS handshake: the request's RemoteAddr is
+	// then the client's. On a loop the header is read there, holding no
+	// goroutine, within its Timeout; a connection served by net/http's
+	// goroutine (ModeMixed) reads it on that goroutine. A trusted peer's
+	// connection without a valid header is closed unanswered; see
+	// engine.ProxyProtocol.
+	ProxyProtocol *engine.ProxyProtocol
 	// Engine configures the loops (their number, backend, buffers). Its
 	// zero value is the engine's defaults. Its backend.Auto picks epoll
 	// on Linux here, not io_uring: handlers run on pooled goroutines, so
@@ -138,6 +147,7 @@ type Server struct {
 	onShut    []func()
 	pool      *pool
 	shutting  atomic.Bool
+	shutAt    atomic.Int64 // when Shutdown began, in Unix nanoseconds
 	disableKA atomic.Bool
 	open      atomic.Int64 // connections open, on loops and goroutines
 	upgrades  atomic.Int64 // upgraded connections open (Upgrade), out of conns

@@ -69,8 +69,11 @@ func (s *Server) setState(c *conn, st http.ConnState) {
 // Hijacked connections are not waited for; connections switched to another
 // protocol on their loop (Upgrade) are, until they close. RegisterOnShutdown's
 // functions are called to deal with both (a WebSocket server says goodbye
-// there).
+// there: websocket's Upgrader.Shutdown sends each of its connections a
+// close frame, 1012 for a restart, and they close within its
+// CloseTimeout).
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutAt.CompareAndSwap(0, time.Now().UnixNano())
 	s.shutting.Store(true)
 	s.mu.Lock()
 	s.closeListeners()
@@ -162,19 +165,27 @@ func (s *Server) loopConns() int {
 	return s.conns.n
 }
 
+// newConnGrace is how long Shutdown lets a connection that has sent no
+// request yet send its first: net/http's (closeIdleConns), since a
+// client's Transport retries a request on a reused connection the server
+// closed, not on a new one.
+const newConnGrace = 5 * time.Second
+
 // closeIdle closes the loop-served connections that wait for a request
-// and have received none of its bytes.
+// and have received none of its bytes; a new one that has sent none yet,
+// once newConnGrace has passed since the shutdown began.
 func (s *Server) closeIdle() {
 	s.mu.Lock()
 	conns := s.conns.all()
 	s.mu.Unlock()
+	graceOver := time.Since(time.Unix(0, s.shutAt.Load())) > newConnGrace
 	for _, c := range conns {
 		c.ec.Execute(func(*engine.Conn) {
 			if h, ok := c.proto.(*h2conn); ok {
 				h.shutdown() // GOAWAY; it closes once its streams end
 				return
 			}
-			if c.state.Load() == stIdle && !c.inHead {
+			if c.state.Load() == stIdle && !c.inHead && (c.served || graceOver) {
 				c.quit.Store(true)
 				c.ec.Close()
 			}

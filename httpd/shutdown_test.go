@@ -246,3 +246,45 @@ func testServeTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownNewConn checks that Shutdown gives a connection that has
+// not sent its first request yet time to send it, as net/http's does (5
+// s): a client that connected just before the shutdown began gets its
+// answer, not an end of file that net/http's Transport would not retry
+// (the connection is not a reused one). It used to be closed at once.
+func TestShutdownNewConn(t *testing.T) { backendtest.Run(t, testShutdownNewConn) }
+
+func testShutdownNewConn(t *testing.T) {
+	srv := &httpd.Server{}
+	addr, done := listen(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}), (*httpd.Server).Serve)
+	nc, br := rawConn(t, addr)
+	io.WriteString(nc, "GET / HTTP/1.1\r\nHost: x\r\n\r\n") // the server is serving: this one is whole
+	if _, err := http.ReadResponse(br, nil); err != nil {
+		t.Fatal(err)
+	}
+	fresh, fbr := rawConn(t, addr)
+	time.Sleep(50 * time.Millisecond) // the loop has it
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		shut <- srv.Shutdown(ctx)
+	}()
+	time.Sleep(100 * time.Millisecond) // Shutdown has closed the idle ones
+	io.WriteString(fresh, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(fbr, nil)
+	if err != nil {
+		t.Fatalf("the request of a connection made before Shutdown: %v, want an answer", err)
+	}
+	if !resp.Close {
+		t.Errorf("the answer during Shutdown has no Connection: close")
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if err := <-done; err != http.ErrServerClosed {
+		t.Errorf("Serve: %v", err)
+	}
+}

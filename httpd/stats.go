@@ -20,6 +20,12 @@ type Stats struct {
 	// cannot meet), 431 (MaxHeaderBytes, MaxHeaderValueCount), 501 (an
 	// unknown transfer coding), 503 (MaxHandlers), 505 (the version).
 	Refused map[int]uint64
+	// Requests counts the requests handed to a handler, by protocol.
+	Requests RequestStats
+	// Pool describes the handlers' goroutines.
+	Pool PoolStats
+	// Conns counts the open connections, by state.
+	Conns ConnStats
 }
 
 // refusedStatuses are the statuses Stats.Refused counts, in
@@ -57,9 +63,11 @@ func (s *Server) Stats() Stats {
 	for i, status := range refusedStatuses {
 		st.Refused[status] = s.refused[i].Load()
 	}
+	st.Conns = ConnStats{Open: int(s.open.Load()), Upgraded: int(s.upgrades.Load())}
 	if e != nil {
 		st.Engine = e.Stats()
-		st.Handlers = p.running()
+		st.Pool, st.Requests = p.stats()
+		st.Handlers = st.Pool.Busy
 	}
 	return st
 }

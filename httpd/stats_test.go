@@ -54,3 +54,37 @@ func testStatsRefused(t *testing.T) {
 		t.Errorf("Stats().Engine.Total().Conns = %d with a handler running", e.Conns)
 	}
 }
+
+// Stats counts the requests handed to handlers by protocol, the pool's
+// goroutines and the open connections.
+func TestStatsRequests(t *testing.T) { backendtest.Run(t, testStatsRequests) }
+
+func testStatsRequests(t *testing.T) {
+	srv := h2cServer()
+	srv.MaxHandlers = 8
+	addr := start(t, srv, http.HandlerFunc(echoH2))
+	h1 := &http.Client{Transport: &http.Transport{}}
+	defer h1.Transport.(*http.Transport).CloseIdleConnections()
+	get := func(c *http.Client, n int) {
+		for range n {
+			res, err := c.Get("http://" + addr + "/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	}
+	get(h1, 3)
+	get(h2cClient(t), 2)
+	s := srv.Stats()
+	if want := (httpd.RequestStats{HTTP1: 3, HTTP2: 2}); s.Requests != want {
+		t.Errorf("Stats().Requests = %+v, want %+v", s.Requests, want)
+	}
+	if s.Pool.Max != 8 || s.Pool.Busy+s.Pool.Idle < 1 || s.Pool.Busy != s.Handlers {
+		t.Errorf("Stats().Pool = %+v (Handlers %d), want Max 8, a goroutine kept, Busy = Handlers", s.Pool, s.Handlers)
+	}
+	if s.Conns.Open != 2 || s.Conns.Upgraded != 0 {
+		t.Errorf("Stats().Conns = %+v with a keep-alive HTTP/1 and an HTTP/2 connection, want 2 open", s.Conns)
+	}
+}

@@ -90,6 +90,7 @@ type config struct {
 	pinger  PingHandler // nil unless handler is one
 	ponger  PongHandler
 	live    *liveSet // an Upgrader's connections, for its Shutdown; nil for a Dialer's
+	stats   counters // Upgrader.Stats, Dialer.Stats
 }
 
 func newConfig(o Options) *config {

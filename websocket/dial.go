@@ -68,7 +68,7 @@ func (d *Dialer) Dial(ctx context.Context, rawURL string) (*Conn, *http.Response
 // DialWith is Dial for a connection whose value (Conn.Context) is v from
 // the start, so that OnOpen and every callback after it find it.
 func (d *Dialer) DialWith(ctx context.Context, rawURL string, v any) (*Conn, *http.Response, error) {
-	d.once.Do(func() { d.cfg = newConfig(d.Options) })
+	d.config()
 	u, addr, secure, err := parseURL(rawURL)
 	if err != nil {
 		return nil, nil, err

@@ -136,5 +136,6 @@ func (c *Conn) endParked(ec *engine.Conn) {
 // nothing else runs for it.
 func (c *Conn) openEnded() {
 	c.open()
+	c.cfg.stats.closed(c.rare.Load().closeErr)
 	c.cfg.handler.OnClose(c, c.rare.Load().closeErr)
 }

@@ -80,10 +80,11 @@ func (c *Conn) WritePrepared(pm *PreparedMessage) error {
 	}
 	if c.streamingLocked() {
 		c.holdLocked(heldFrame{b: f})
-		return nil
+	} else if _, err := c.ec().Write(f); err != nil {
+		return err
 	}
-	_, err := c.ec().Write(f)
-	return err
+	c.cfg.stats.sent(len(pm.data))
+	return nil
 }
 
 // Broadcast writes data as one message of type typ to every connection of

@@ -30,6 +30,7 @@ func (p *protocol) OnOpen(ec *engine.Conn) {
 // open runs the handler's OnOpen.
 func (c *Conn) open() {
 	c.opened = true
+	c.cfg.stats.opened()
 	c.cfg.handler.OnOpen(c)
 }
 
@@ -122,6 +123,7 @@ func (p *protocol) OnClose(ec *engine.Conn, err error) {
 	if !c.opened {
 		c.open() // the posted OnOpen came too late, or no OnOpen came: a Conn gets both
 	}
+	c.cfg.stats.closed(err)
 	c.cfg.handler.OnClose(c, err)
 }
 

@@ -83,6 +83,7 @@ func (s *stream) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
+	s.c.cfg.stats.bytesOut.Add(uint64(len(p)))
 	return len(p), nil
 }
 
@@ -96,7 +97,11 @@ func (s *stream) Close() error {
 	if s.err != nil {
 		return s.err // frame dealt with the failure
 	}
-	return s.frame(true, nil)
+	err := s.frame(true, nil)
+	if err == nil {
+		s.c.cfg.stats.msgsOut.Add(1)
+	}
+	return err
 }
 
 // frame writes, or holds, one fragment holding p (compressed when the

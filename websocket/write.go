@@ -33,7 +33,11 @@ func (c *Conn) WriteMessage(typ MessageType, data []byte) error {
 	if err := c.writableLocked(); err != nil {
 		return err
 	}
-	return c.writeDataLocked(typ, data, c.compresses(len(data)))
+	err := c.writeDataLocked(typ, data, c.compresses(len(data)))
+	if err == nil {
+		c.cfg.stats.sent(len(data))
+	}
+	return err
 }
 
 // WriteControl sends a control frame: PingMessage or PongMessage with at

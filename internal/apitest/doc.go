@@ -2,7 +2,7 @@
 // and make every change to it visible in review.
 //
 // The tests load the public packages (aio, backend, engine, netconn, httpd, http1,
-// restart and websocket; not internal/, cmd/, examples/ or bench/) from the export data
+// restart, websocket and metrics; not internal/, cmd/, examples/ or bench/) from the export data
 // `go list -export -deps -json` writes, built for linux/amd64, and walk
 // every exported object with go/types:
 //

@@ -81,17 +81,20 @@ var policy = map[string][]string{
 
 	// The two public APIs on the loops.
 	"aio":    {"backend", "internal/loop", "internal/sock"},
-	"engine": {"backend", "internal/connslot", "internal/loop", "internal/sock", "internal/tlsrec"},
+	"engine": {"backend", "internal/connslot", "internal/loop", "internal/proxyproto", "internal/sock", "internal/tlsrec"},
 
 	// Later: net.Conn and net.Listener drop-ins, then protocols.
 	"netconn":   {"backend", "engine", "internal/loop", "internal/sock"},
-	"httpd":     {"engine", "internal/connslot", "internal/h2frame", "netconn"},
+	"httpd":     {"engine", "internal/connslot", "internal/h2frame", "internal/proxyproto", "netconn"},
 	"websocket": {"engine", "httpd"},
 	// restart hands listeners over between processes (systemd, a Unix
 	// control socket): the standard library alone, for any net.Listener.
 	"restart": {},
 	// http1 is httpd's former name, forwarding to it.
 	"http1": {"engine", "httpd"},
+	// metrics exposes the counters of the layers above as Prometheus
+	// text and expvar JSON: the standard library alone besides.
+	"metrics": {"engine", "httpd", "websocket"},
 
 	// This test's own package, and the front documents' checks.
 	"internal/depstest": {},
@@ -104,7 +107,7 @@ var programDirs = []string{"bench", "cmd", "examples"}
 
 // publicAPIs may be imported only by programs and by the rows of policy
 // that name them.
-var publicAPIs = []string{"aio", "backend", "engine", "netconn", "httpd", "http1", "restart", "websocket"}
+var publicAPIs = []string{"aio", "backend", "engine", "netconn", "httpd", "http1", "restart", "websocket", "metrics"}
 
 // sockExternal is all internal/sock may import from outside the standard
 // library: the system calls of Unix and of Windows.
@@ -116,9 +119,10 @@ var coreModules = []string{"golang.org/x/sys"}
 
 // protocolModules are what the protocol layers (protocolPkgs) may depend
 // on besides: well-kept golang.org/x modules (x/net's httpguts has
-// net/http's own token rules, and needs x/text).
+// net/http's own token rules, and needs x/text). metrics, over httpd and
+// websocket, gets them through those and adds none of its own.
 var (
-	protocolPkgs    = []string{"httpd", "http1", "websocket"}
+	protocolPkgs    = []string{"httpd", "http1", "websocket", "metrics"}
 	protocolModules = []string{"golang.org/x/sys", "golang.org/x/net", "golang.org/x/text"}
 )
 
