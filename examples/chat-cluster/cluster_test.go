@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -48,10 +50,7 @@ func TestRollingRestart(t *testing.T) {
 	ctx := stopContext(t)
 
 	redisAddr := startRedis(t)
-	proxy := ""
-	if proxyProtocolSupported {
-		proxy = "127.0.0.1/32"
-	}
+	proxy := balancerAddr + "/32"
 	dir := t.TempDir()
 	insts := make([]instance, 3)
 	procs := make([]*process, len(insts))
@@ -64,7 +63,7 @@ func TestRollingRestart(t *testing.T) {
 		insts[i].waitHealthy(t, procs[i])
 	}
 	front := freeAddr(t)
-	stats := startHAProxy(t, front, addrs, proxyProtocolSupported)
+	stats := startHAProxy(t, front, addrs)
 
 	d := &websocket.Dialer{Options: websocket.Options{Handler: clientHandler{}, ReadLimit: readLimit}}
 	clients := make([]*chatClient, nClients)
@@ -78,6 +77,7 @@ func TestRollingRestart(t *testing.T) {
 		}
 		wg.Go(func() { clients[i].run(cctx) })
 	}
+	checkWhoami(t, front)
 	waitFor(t, 10*time.Second, "every client welcomed", func() error {
 		for _, cl := range clients {
 			if !cl.isWelcomed() {
@@ -220,4 +220,30 @@ func metric(t *testing.T, addr, name string) uint64 {
 		}
 	}
 	return 0
+}
+
+// balancerAddr is the address HAProxy connects to the instances from
+// (haproxy.cfg.tmpl's source), which they trust for PROXY headers.
+const balancerAddr = "127.0.0.2"
+
+// checkWhoami checks that a request through HAProxy reaches an instance
+// with the client's address as RemoteAddr, from the PROXY header, not
+// HAProxy's own.
+func checkWhoami(t *testing.T, front string) {
+	t.Helper()
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "GET /whoami HTTP/1.0\r\nHost: chat\r\n\r\n")
+	resp, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(resp), "\r\n\r\n")
+	if got, want := strings.TrimSpace(body), c.LocalAddr().String(); got != want {
+		t.Errorf("RemoteAddr through HAProxy = %q, want %q (the client's, from the PROXY header)", got, want)
+	}
 }

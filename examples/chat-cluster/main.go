@@ -168,7 +168,7 @@ func newServer(r *room, draining *atomic.Bool) *httpd.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       time.Minute,
 	}
-	mux.Handle("GET /metrics", metricsHandler(srv, r))
+	mux.Handle("GET /metrics", metricsHandler(srv, up, r))
 	srv.Handler = mux
 	srv.RegisterOnShutdown(func() {
 		up.Shutdown(context.Background(), websocket.StatusServiceRestart, reasonRestart)

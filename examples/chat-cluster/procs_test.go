@@ -212,20 +212,16 @@ const drainTime = time.Second
 // startHAProxy writes haproxy.cfg from the template and runs HAProxy in
 // the foreground, then waits until it forwards to an instance.
 // It returns the path of HAProxy's stats socket.
-func startHAProxy(t *testing.T, front string, servers []string, sendProxy bool) (stats string) {
+func startHAProxy(t *testing.T, front string, servers []string) (stats string) {
 	t.Helper()
 	tmpl, err := os.ReadFile("haproxy.cfg.tmpl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := ""
-	if sendProxy {
-		proxy = "send-proxy-v2"
-	}
 	dir := t.TempDir()
 	stats = filepath.Join(dir, "haproxy.sock")
 	cfg := strings.NewReplacer("@FRONT@", front, "@S1@", servers[0], "@S2@", servers[1], "@S3@", servers[2],
-		"@PROXY@", proxy, "@STATS@", stats).Replace(string(tmpl))
+		"@STATS@", stats).Replace(string(tmpl))
 	path := filepath.Join(dir, "haproxy.cfg")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

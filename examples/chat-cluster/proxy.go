@@ -1,34 +1,26 @@
 package main
 
 import (
-	"errors"
 	"net/netip"
 
+	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/httpd"
 )
 
-// errNoProxyProtocol is returned while httpd lacks PROXY protocol support.
-var errNoProxyProtocol = errors.New("-proxy: this build of httpd has no PROXY protocol support")
-
 // setProxyProtocol makes srv require a PROXY protocol header (v1 or v2)
 // from the senders in list, comma-separated prefixes such as
-// "127.0.0.1/32"; nothing when list is empty. With it, a request's
-// RemoteAddr is the client's that HAProxy saw, not HAProxy's own.
-//
-// The field it sets, httpd.Server.ProxyProtocol, is not on branch main
-// yet: until it is, a non-empty list is an error, and run.sh and the test
-// configure HAProxy without send-proxy-v2.
+// "127.0.0.1/32" (HAProxy's send-proxy-v2); nothing when list is empty.
+// With it, a request's RemoteAddr is the client's that HAProxy saw, not
+// HAProxy's own. HAProxy's health checks carry a header too (a LOCAL
+// one: the connection keeps its own addresses).
 func setProxyProtocol(srv *httpd.Server, list string) error {
 	prefixes, err := parsePrefixes(list)
 	if err != nil || len(prefixes) == 0 {
 		return err
 	}
-	_ = srv
-	return errNoProxyProtocol
+	srv.ProxyProtocol = &engine.ProxyProtocol{Trusted: prefixes}
+	return nil
 }
-
-// proxyProtocolSupported reports whether setProxyProtocol can act.
-const proxyProtocolSupported = false
 
 func parsePrefixes(list string) ([]netip.Prefix, error) {
 	var out []netip.Prefix

@@ -64,12 +64,8 @@ redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no --d
 pids+=($!)
 waitport listening "$redis_port"
 
-proxy=""
-send_proxy=""
-if grep -q 'proxyProtocolSupported = true' proxy.go; then
-	proxy=127.0.0.1/32
-	send_proxy=send-proxy-v2
-fi
+# HAProxy connects from 127.0.0.2 (haproxy.cfg.tmpl), with a PROXY header.
+proxy=127.0.0.2/32
 
 ports=()
 inst_pids=()
@@ -92,7 +88,7 @@ done
 port=$(free "${PORT:-8080}")
 sed -e "s|@FRONT@|127.0.0.1:$port|" -e "s|@S1@|127.0.0.1:${ports[1]}|" \
 	-e "s|@S2@|127.0.0.1:${ports[2]}|" -e "s|@S3@|127.0.0.1:${ports[3]}|" \
-	-e "s|@PROXY@|$send_proxy|" -e "s|@STATS@|$tmp/haproxy.sock|" \
+	-e "s|@STATS@|$tmp/haproxy.sock|" \
 	haproxy.cfg.tmpl >"$tmp/haproxy.cfg"
 haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
 pids+=($!)
