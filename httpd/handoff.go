@@ -73,8 +73,7 @@ func (c *conn) handOffIdle() {
 		}
 		s.setState(c, http.StateClosed) // this server's part is over
 		if err := s.HandOff(nc, input); err != nil {
-			nc.Close()
-			s.logf("httpd: HandOff: %v", err)
+			nc.Close() // no one took it (no successor, say): closed as without HandOff
 		}
 	}()
 }

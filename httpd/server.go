@@ -135,7 +135,8 @@ type Server struct {
 	// The replacing process serves it on (ServeConn; package restart
 	// carries it there with SendConn and ReadyWith), and its client never
 	// sees the restart. It runs on a goroutine of the server's; an error
-	// closes the connection. nil closes them, as net/http does.
+	// closes the connection, unlogged (a shutdown with no successor, say).
+	// nil closes them, as net/http does.
 	HandOff func(nc net.Conn, input []byte) error
 	// Engine configures the loops (their number, backend, buffers). Its
 	// zero value is the engine's defaults. Its backend.Auto picks epoll
