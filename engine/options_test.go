@@ -80,7 +80,7 @@ func testStats(t *testing.T) {
 		etEchoes(t, peer, msg)
 		etDo(t, c, func(*engine.Conn) {}) // OnData, which counts after writing, has returned
 		s := e.Stats()
-		want := engine.LoopStats{Backend: s.Loops[0].Backend, Conns: 1, BytesIn: 1000, BytesOut: 1000}
+		want := engine.LoopStats{Backend: s.Loops[0].Backend, Conns: 1, BytesIn: 1000, BytesOut: 1000, Accepted: 1}
 		if got, env := want.Backend.String(), os.Getenv("GALE_BACKEND"); got != env {
 			t.Errorf("Stats().Loops[0].Backend = %v, want %v (GALE_BACKEND)", got, env)
 		}

@@ -49,7 +49,7 @@ func (w *response) commit(final bool) {
 		clen = w.declared
 	}
 	hasCL := clen >= 0
-	ka := w.c.s.keepAlives()
+	ka := w.c.keepAlive()
 	wants10KA := !req.ProtoAtLeast(1, 1) && hasToken(req.Header.Get("Connection"), "keep-alive")
 	var connHdr string
 	if wants10KA && ka && h.Get("Content-Length") != "" && h.Get("Connection") == "keep-alive" {

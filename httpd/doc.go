@@ -112,7 +112,10 @@
 // inherited from systemd or handed over by the process being replaced
 // (package restart) serves as one opened here; Shutdown then drains the
 // requests in flight, and RegisterOnShutdown with websocket's
-// Upgrader.Shutdown tells WebSocket clients to reconnect (1012).
+// Upgrader.Shutdown tells WebSocket clients to reconnect (1012). With
+// [Server.HandOff] set, Shutdown hands idle keep-alive connections to
+// the replacing process instead of closing them, which serves them on
+// with [Server.ServeConn]: their clients never reconnect.
 //
 // # Differences from net/http
 //

@@ -192,7 +192,7 @@ func (ex *exchange) finish() bool {
 		ex.release()
 		return detached
 	}
-	closing := ex.resp.closeAfter || !c.s.keepAlives() || c.quit.Load() // quit: the client half-closed, say
+	closing := ex.resp.closeAfter || !c.keepAlive() || c.quit.Load() // quit: the client half-closed, say
 	if closing {
 		c.quit.Store(true)
 	} else {
@@ -214,6 +214,8 @@ func (ex *exchange) finish() bool {
 		// left a connection whose EOF was already consumed open for good.
 		if closing || c.quit.Load() {
 			c.ec.Close() // nothing unread: a plain close
+		} else if c.s.shutting.Load() {
+			c.handOffSoon() // idle now: hand it over before its next request
 		}
 		return false
 	}

@@ -128,6 +128,16 @@ type Server struct {
 	// connection without a valid header is closed unanswered; see
 	// engine.ProxyProtocol.
 	ProxyProtocol *engine.ProxyProtocol
+	// HandOff, if set, is given each idle keep-alive connection that
+	// Shutdown would close, instead of closing it: one in the clear that
+	// served an HTTP/1.x request and has begun no other, read from its
+	// socket (no PROXY header), with the bytes received and not consumed.
+	// The replacing process serves it on (ServeConn; package restart
+	// carries it there with SendConn and ReadyWith), and its client never
+	// sees the restart. It runs on a goroutine of the server's; an error
+	// closes the connection, unlogged (a shutdown with no successor, say).
+	// nil closes them, as net/http does.
+	HandOff func(nc net.Conn, input []byte) error
 	// Engine configures the loops (their number, backend, buffers). Its
 	// zero value is the engine's defaults. Its backend.Auto picks epoll
 	// on Linux here, not io_uring: handlers run on pooled goroutines, so
@@ -151,6 +161,7 @@ type Server struct {
 	disableKA atomic.Bool
 	open      atomic.Int64 // connections open, on loops and goroutines
 	upgrades  atomic.Int64 // upgraded connections open (Upgrade), out of conns
+	handOffs  atomic.Int64 // connections being handed off (HandOff), Shutdown waits for
 	refused   refusals     // Stats.Refused
 	done      chan struct{}
 	closeOnce sync.Once

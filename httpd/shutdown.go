@@ -91,7 +91,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		s.closeIdle()
-		if s.loopConns() == 0 && s.upgrades.Load() == 0 {
+		if s.loopConns() == 0 && s.upgrades.Load() == 0 && s.handOffs.Load() == 0 {
 			break
 		}
 		select {
@@ -185,7 +185,11 @@ func (s *Server) closeIdle() {
 				h.shutdown() // GOAWAY; it closes once its streams end
 				return
 			}
-			if c.state.Load() == stIdle && !c.inHead && (c.served || graceOver) {
+			switch {
+			case c.handing:
+			case c.handsOff():
+				c.handOffIdle()
+			case c.state.Load() == stIdle && !c.inHead && (c.served || graceOver):
 				c.quit.Store(true)
 				c.ec.Close()
 			}

@@ -38,6 +38,25 @@
 // Restart): register websocket's Upgrader.Shutdown with the server's
 // RegisterOnShutdown.
 //
+// # Handing the connections over too
+//
+// A server that closes its idle keep-alive connections at the restart
+// makes its clients reconnect (net/http's retry a GET, not a POST, on
+// such a connection). Instead, the old process can hand them over: the
+// new one calls [Takeover.ReadyWith] in place of Ready, giving it
+// httpd.Server.ServeConn; the old one sets httpd.Server.HandOff to
+// [Handover.SendConn], and calls the Handover's Close after its server's
+// Shutdown. Shutdown then gives each idle HTTP/1.x connection in the
+// clear, with the bytes it received and did not consume, to the new
+// process, where it goes on as a keep-alive connection (a connection
+// busy with a request is handed over once its response is written): its
+// client never sees the restart. TestRestartUnderLoad's
+// listeners-and-conns case replaces a server twice under load with each
+// HTTP client dialing once. TLS connections (crypto/tls's state cannot
+// leave the process), HTTP/2 and upgraded ones, and those read a PROXY
+// header from (the client's address stays behind) are closed, or told
+// to reconnect, as before.
+//
 // # Concurrency
 //
 // Every function and method is safe from any goroutine. An offer serves
@@ -63,9 +82,10 @@
 // environment for Systemd. Only stream listeners pass (TCP, Unix; not
 // UDP sockets, whose descriptors systemd may also pass: SystemdNamed then
 // fails naming the descriptor). At most 253 listeners pass at once
-// (Linux's SCM_MAX_FD). Connections a process accepted stay with it:
-// the old process drains them, and if a taker dies after accepting, what
-// it accepted is lost (as with any crash). Nothing checks that the two
+// (Linux's SCM_MAX_FD). Connections a process accepted stay with it,
+// unless it hands them over (SendConn): the old process drains them, and
+// if a taker dies after accepting, what it accepted is lost (as with any
+// crash). Nothing checks that the two
 // processes agree on what the listeners are for beyond their names.
 // Clients of the old process's keep-alive connections see them closed
 // while idle; net/http's Transport retries an idempotent request sent on

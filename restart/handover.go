@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// The hand-over's exchange, on a Unix stream socket:
+// The hand-over's exchange, on a Unix stream socket (conns_unix.go has
+// the connections that may follow):
 //
 //	old → new  "gale-restart/1 <n>\n" then n names, each "\n"-ended, with
 //	           the n listening descriptors in one SCM_RIGHTS message, in
@@ -54,6 +55,8 @@ type Handover struct {
 	closed bool          // Close was called, or the listeners were taken; under mu
 	busy   bool          // a taker is being served; under mu
 	cur    *net.UnixConn // the taker being served; under mu
+	peer   *net.UnixConn // the taker that is ready, for SendConn; under mu
+	sendMu sync.Mutex    // one SendConn at a time, and Close after them
 	takers sync.WaitGroup
 }
 
@@ -67,8 +70,11 @@ func (h *Handover) Taken() <-chan struct{} { return h.taken }
 
 // Close stops offering and removes the control socket, unless the
 // listeners were taken already; it waits for the accept loop to return,
-// and a taker being served is cut off (its Take or Ready fails). It does
-// not close the listeners offered. A second Close returns nil.
+// and a taker being served is cut off (its Take or Ready fails). Once
+// they were taken, it tells the new process that no more connections
+// come (SendConn): a process that hands its idle connections over calls
+// it after its server's Shutdown. It does not close the listeners
+// offered. A second Close returns nil.
 func (h *Handover) Close() error {
 	h.mu.Lock()
 	was := h.closed
@@ -78,11 +84,20 @@ func (h *Handover) Close() error {
 	h.mu.Unlock()
 	if !was {
 		err = h.ln.Close()
-	}
-	if cur != nil {
-		cur.Close()
+		if cur != nil {
+			cur.Close() // a taker being served, not ready yet: cut off
+		}
 	}
 	<-h.done
+	h.sendMu.Lock()
+	defer h.sendMu.Unlock()
+	h.mu.Lock()
+	peer := h.peer
+	h.peer = nil
+	h.mu.Unlock()
+	if peer != nil {
+		h.endConns(peer) // the taker that is ready: no more connections come
+	}
 	return err
 }
 
@@ -96,4 +111,18 @@ type Takeover struct {
 
 	mu   sync.Mutex
 	conn *net.UnixConn // nil after Ready or Close; under mu
+
+	connsDone chan struct{} // ReadyWith's receiving goroutine ended
+	connsErr  error         // why, set before connsDone is closed
+}
+
+// doneTag begins the header that ends the connections handed over.
+const doneTag = 'D'
+
+// endConns tells the taker no more connections come, and lets the
+// control connection go. h.sendMu is held.
+func (h *Handover) endConns(c *net.UnixConn) {
+	c.SetWriteDeadline(time.Now().Add(writeTimeout))
+	c.Write([]byte{doneTag, 0, 0, 0, 0})
+	c.Close()
 }

@@ -24,3 +24,20 @@ func (t *Takeover) Ready() error { return fmt.Errorf("restart: Ready: %w", error
 
 // Close does nothing: there is no take-over here.
 func (t *Takeover) Close() error { return nil }
+
+// ReadyWith fails: there is no take-over here.
+func (t *Takeover) ReadyWith(ctx context.Context, serve func(nc net.Conn, input []byte)) error {
+	return fmt.Errorf("restart: ReadyWith: %w", errors.ErrUnsupported)
+}
+
+// SendConn fails, and closes nc: there is no hand-over here.
+func (h *Handover) SendConn(nc net.Conn, input []byte) error {
+	nc.Close()
+	return fmt.Errorf("restart: SendConn: %w", errors.ErrUnsupported)
+}
+
+// ConnsDone returns nil: there is no take-over here.
+func (t *Takeover) ConnsDone() <-chan struct{} { return nil }
+
+// ConnsErr returns nil: there is no take-over here.
+func (t *Takeover) ConnsErr() error { return nil }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -116,16 +117,20 @@ func (h *Handover) claim(c *net.UnixConn) bool {
 }
 
 // serveTaker sends c the listeners and waits for its "ready"; on
-// anything else, the offer stays open.
+// anything else, the offer stays open. A taker that is ready keeps c for
+// the connections handed over after (SendConn), until Close.
 func (h *Handover) serveTaker(c *net.UnixConn) {
 	defer h.takers.Done()
-	defer c.Close()
 	if h.offerTo(c) && h.awaitReady(c) && h.finish() {
 		c.SetWriteDeadline(time.Now().Add(writeTimeout))
 		c.Write([]byte(okLine))
+		h.mu.Lock()
+		h.peer = c
+		h.mu.Unlock()
 		close(h.taken)
 		return
 	}
+	c.Close()
 	h.mu.Lock()
 	h.busy, h.cur = false, nil
 	h.mu.Unlock()
@@ -139,7 +144,11 @@ func (h *Handover) offerTo(c *net.UnixConn) bool {
 		b.WriteString(n + "\n")
 	}
 	c.SetWriteDeadline(time.Now().Add(writeTimeout))
-	return withFDs(h.lns, func(fds []int) error {
+	scs := make([]syscall.Conn, len(h.lns))
+	for i, ln := range h.lns {
+		scs[i] = ln.(syscall.Conn)
+	}
+	return withFDs(scs, func(fds []int) error {
 		_, _, err := c.WriteMsgUnix([]byte(b.String()), syscall.UnixRights(fds...), nil)
 		return err
 	}) == nil
@@ -167,16 +176,16 @@ func (h *Handover) finish() bool {
 	return true
 }
 
-// withFDs calls f with the descriptors of lns, which stay open meanwhile
-// (each listener's RawConn.Control holds its own).
-func withFDs(lns []net.Listener, f func(fds []int) error) error {
-	fds := make([]int, 0, len(lns))
+// withFDs calls f with the descriptors of scs, which stay open meanwhile
+// (each one's RawConn.Control holds its own).
+func withFDs(scs []syscall.Conn, f func(fds []int) error) error {
+	fds := make([]int, 0, len(scs))
 	var hold func(i int) error
 	hold = func(i int) error {
-		if i == len(lns) {
+		if i == len(scs) {
 			return f(fds)
 		}
-		raw, err := lns[i].(syscall.Conn).SyscallConn()
+		raw, err := scs[i].SyscallConn()
 		if err != nil {
 			return err
 		}
@@ -320,20 +329,32 @@ func (p *prefixed) Read(b []byte) (int, error) {
 // offer): it may or may not be accepting still; the listeners are this
 // process's either way. Ready or Close, once.
 func (t *Takeover) Ready() error {
+	c, err := t.ready()
+	if err != nil {
+		return err
+	}
+	return c.Close() // the old process's connections stay with it (see ReadyWith)
+}
+
+// ready is Ready, leaving the control connection open.
+func (t *Takeover) ready() (*net.UnixConn, error) {
 	c := t.take()
 	if c == nil {
-		return fmt.Errorf("restart: Ready after Ready or Close: %w", net.ErrClosed)
+		return nil, fmt.Errorf("restart: Ready after Ready or Close: %w", net.ErrClosed)
 	}
-	defer c.Close()
 	c.SetDeadline(time.Now().Add(ackTimeout))
 	if _, err := c.Write([]byte(readyLine)); err != nil {
-		return fmt.Errorf("restart: Ready: %w", err)
+		c.Close()
+		return nil, fmt.Errorf("restart: Ready: %w", err)
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil || line != okLine {
-		return fmt.Errorf("restart: Ready: the old process did not confirm (%q): %w", line, err)
+	// Exactly the line: what follows may carry descriptors (ReadyWith),
+	// which only ReadMsgUnix receives.
+	line := make([]byte, len(okLine))
+	if _, err := io.ReadFull(c, line); err != nil || string(line) != okLine {
+		c.Close()
+		return nil, fmt.Errorf("restart: Ready: the old process did not confirm (%q): %w", line, err)
 	}
-	return nil
+	return c, nil
 }
 
 // Close gives up the take-over: the old process keeps serving and

@@ -34,12 +34,15 @@ type generation struct {
 
 // startGeneration starts a server child on the control socket ctl,
 // taking the listener over if take, and waits until it serves.
-func startGeneration(t *testing.T, ctl string, take bool) *generation {
+func startGeneration(t *testing.T, ctl string, take, conns bool) *generation {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=server", "GALE_RESTART_CTL="+ctl)
 	if take {
 		cmd.Env = append(cmd.Env, "GALE_RESTART_TAKE=1")
+	}
+	if conns {
+		cmd.Env = append(cmd.Env, "GALE_RESTART_CONNS=1")
 	}
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -116,6 +119,7 @@ func (g *generation) stop(t *testing.T) {
 // load counts what the clients saw.
 type load struct {
 	dials, refused       atomic.Int64 // TCP connection attempts, and those refused
+	httpDials            atomic.Int64 // of which the HTTP clients
 	requests, failed     atomic.Int64 // HTTP requests, and those that failed (error or wrong body)
 	servedBy             sync.Map     // pid → requests it answered
 	wsSent, wsEchoed     atomic.Int64 // distinct WebSocket messages sent, and echoed
@@ -143,7 +147,11 @@ func (l *load) dial(ctx context.Context, network, addr string) (net.Conn, error)
 // httpClient sends GET /hello with a keep-alive connection until stop,
 // checking each body.
 func (l *load) httpClient(addr string, id int, stop <-chan struct{}) {
-	tr := &http.Transport{DialContext: l.dial, MaxIdleConnsPerHost: 1}
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		l.httpDials.Add(1)
+		return l.dial(ctx, network, addr)
+	}
+	tr := &http.Transport{DialContext: dial, MaxIdleConnsPerHost: 1}
 	defer tr.CloseIdleConnections()
 	cl := &http.Client{Transport: tr, Timeout: testTimeout}
 	for n := 0; ; n++ {
@@ -285,13 +293,23 @@ func (l *load) closed(err error) {
 //     again (resent). Lost = distinct messages sent - distinct messages
 //     echoed; must be 0. Any other close, dial error or missing echo
 //     counts as a WebSocket failure; must be 0.
+//
+// With conns, each generation also hands its idle keep-alive connections
+// to the next (httpd.Server.HandOff, SendConn, ReadyWith, ServeConn): the
+// HTTP clients then never reconnect, each dialing once.
 func TestRestartUnderLoad(t *testing.T) {
+	t.Run("listeners", func(t *testing.T) { testRestartUnderLoad(t, false) })
+	t.Run("listeners-and-conns", func(t *testing.T) { testRestartUnderLoad(t, true) })
+}
+
+func testRestartUnderLoad(t *testing.T, conns bool) {
 	phase := 1500 * time.Millisecond
 	if testing.Short() {
 		phase = 500 * time.Millisecond
 	}
+	const clients = 4
 	ctl := filepath.Join(t.TempDir(), "ctl")
-	a := startGeneration(t, ctl, false)
+	a := startGeneration(t, ctl, false, conns)
 	e, err := websocket.NewEngine(engine.Options{Loops: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -300,15 +318,15 @@ func TestRestartUnderLoad(t *testing.T) {
 	var l load
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for i := range 4 {
+	for i := range clients {
 		wg.Go(func() { l.httpClient(a.addr, i, stop) })
 		wg.Go(func() { l.wsClient(e, a.addr, i, stop) })
 	}
 	time.Sleep(phase)
-	b := startGeneration(t, ctl, true)
+	b := startGeneration(t, ctl, true, conns)
 	t.Logf("A %d → B %d: A %s", a.cmd.Process.Pid, b.cmd.Process.Pid, a.drained(t))
 	time.Sleep(phase)
-	c := startGeneration(t, ctl, true)
+	c := startGeneration(t, ctl, true, conns)
 	t.Logf("B %d → C %d: B %s", b.cmd.Process.Pid, c.cmd.Process.Pid, b.drained(t))
 	time.Sleep(phase)
 	close(stop)
@@ -318,7 +336,7 @@ func TestRestartUnderLoad(t *testing.T) {
 	served := map[int]int64{}
 	l.servedBy.Range(func(k, v any) bool { served[k.(int)] = v.(*atomic.Int64).Load(); return true })
 	lost := l.wsSent.Load() - l.wsEchoed.Load()
-	t.Logf("TCP: %d connection attempts, %d refused", l.dials.Load(), l.refused.Load())
+	t.Logf("TCP: %d connection attempts (HTTP clients: %d), %d refused", l.dials.Load(), l.httpDials.Load(), l.refused.Load())
 	t.Logf("HTTP: %d requests, %d failed; answered by pid: %v", l.requests.Load(), l.failed.Load(), served)
 	t.Logf("WebSocket: %d messages sent, %d echoed, %d lost, %d resent after %d closes with 1012, %d failures",
 		l.wsSent.Load(), l.wsEchoed.Load(), lost, l.wsResent.Load(), l.wsRestarts.Load(), l.wsFailed.Load())
@@ -331,5 +349,8 @@ func TestRestartUnderLoad(t *testing.T) {
 	}
 	if len(served) != 3 {
 		t.Errorf("requests answered by %d processes, want 3 (A, B, C)", len(served))
+	}
+	if conns && l.httpDials.Load() != clients {
+		t.Errorf("the HTTP clients dialed %d times, want %d: their connections were handed over, not closed", l.httpDials.Load(), clients)
 	}
 }

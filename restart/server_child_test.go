@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/galeio/gale/httpd"
@@ -51,9 +52,20 @@ func serverChild() int {
 		return 1
 	}
 	srv := newServer(os.Getpid())
+	conns := os.Getenv("GALE_RESTART_CONNS") != "" // hand idle connections over too
+	var offered atomic.Pointer[restart.Handover]
+	if conns {
+		srv.HandOff = func(nc net.Conn, input []byte) error { return offered.Load().SendConn(nc, input) }
+	}
 	go srv.Serve(ln)
 	if tk != nil {
-		if err := tk.Ready(); err != nil {
+		var err error
+		if conns {
+			err = tk.ReadyWith(ctx, func(nc net.Conn, input []byte) { srv.ServeConn(nc, input) })
+		} else {
+			err = tk.Ready()
+		}
+		if err != nil {
 			fmt.Println("ready:", err)
 			return 1
 		}
@@ -63,6 +75,7 @@ func serverChild() int {
 		fmt.Println("offer:", err)
 		return 1
 	}
+	offered.Store(h)
 	fmt.Println("serving", ln.Addr())
 	stdin := make(chan struct{})
 	go func() { io.Copy(io.Discard, os.Stdin); close(stdin) }()
@@ -70,10 +83,16 @@ func serverChild() int {
 	case <-h.Taken():
 	case <-stdin:
 	}
-	h.Close()
+	if !conns {
+		h.Close()
+	}
 	start := time.Now()
 	err = srv.Shutdown(ctx) // closes ln: the new process's copy stays open
+	h.Close()               // after the hand-offs: no more connections come
 	fmt.Println("drained", time.Since(start).Round(time.Millisecond), err)
+	if tk != nil && conns {
+		<-tk.ConnsDone()
+	}
 	return 0
 }
 
