@@ -164,12 +164,12 @@ func TestRollingRestart(t *testing.T) {
 		}
 		return nil
 	})
-	report(t, clients, sent, addrs)
+	report(t, clients, sent, addrs, streamLen(t, redisAddr, "chat"))
 }
 
 // report logs the counts: messages, deliveries, reconnections and their
 // close codes, resends and duplicates; it fails the test on a loss.
-func report(t *testing.T, clients []*chatClient, sent map[string]uint64, addrs []string) {
+func report(t *testing.T, clients []*chatClient, sent map[string]uint64, addrs []string, entries uint64) {
 	var msgs uint64
 	for _, n := range sent {
 		msgs += n
@@ -194,6 +194,7 @@ func report(t *testing.T, clients []*chatClient, sent map[string]uint64, addrs [
 		replayed += metric(t, a, "chat_replayed_total")
 	}
 	t.Logf("%d clients sent %d messages; each had to receive all: %d deliveries", len(clients), msgs, msgs*uint64(len(clients)))
+	t.Logf("the stream has %d entries: %d messages stored twice (resent after their acknowledgement was lost)", entries, int64(entries)-int64(msgs))
 	t.Logf("reconnects %d (close codes %v), dial errors %d, messages resent %d, duplicates received %d, lost %d",
 		reconnects, closes, dialErrs, resent, dups, lost)
 	t.Logf("since the last restarts: published %d, replayed %d (the new processes' counters only)", published, replayed)

@@ -186,7 +186,10 @@ type instance struct {
 // hands its listener over to it, and exits.
 func (in instance) spawn(t *testing.T) *process {
 	t.Helper()
-	return start(t, in.name, []string{envInstance + "=1"}, os.Args[0],
+	// Built with the race detector, it would wait a second at exit for
+	// its reports: they are written at once.
+	env := []string{envInstance + "=1", "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")}
+	return start(t, in.name, env, os.Args[0],
 		"-addr", in.addr, "-control", in.control, "-redis", in.redis, "-proxy", in.proxy,
 		"-drain", drainTime.String(), "-shutdown", "5s")
 }
@@ -277,4 +280,23 @@ func stopContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// streamLen returns the length of the Redis Stream key (XLEN), asked in
+// RESP by hand: the test needs no Redis client for one number.
+func streamLen(t *testing.T, addr, key string) uint64 {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "XLEN %s\r\n", key)
+	line, err := bufio.NewReader(c).ReadString('\n')
+	n, perr := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(line, ":")), 10, 64)
+	if err != nil || !strings.HasPrefix(line, ":") || perr != nil {
+		t.Fatalf("XLEN %s answered %q, %v", key, line, err)
+	}
+	return n
 }
