@@ -118,14 +118,19 @@ func (p *process) dumpLog(t *testing.T) {
 // after d with its last error.
 func waitFor(t *testing.T, d time.Duration, what string, ok func() error) {
 	t.Helper()
+	if err := poll(d, ok); err != nil {
+		t.Fatalf("%s: not within %v: %v", what, d, err)
+	}
+}
+
+// poll calls ok every 20 ms until it returns nil, for up to d, and
+// returns its last error.
+func poll(d time.Duration, ok func() error) error {
 	deadline := time.Now().Add(d)
 	for {
 		err := ok()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, d, err)
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
