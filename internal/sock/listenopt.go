@@ -1,7 +1,6 @@
 package sock
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
@@ -32,9 +31,4 @@ func (o ListenOpts) Apply(fd int, tcp bool) error {
 		}
 	}
 	return o.applySystem(fd, tcp)
-}
-
-// unsupportedOpt is Apply's error for an option the system lacks.
-func unsupportedOpt(name string) error {
-	return fmt.Errorf("%s: not on this system: %w", name, errors.ErrUnsupported)
 }

@@ -2,7 +2,10 @@
 
 package sock
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // applySystem refuses the Linux options here.
 func (o ListenOpts) applySystem(fd int, tcp bool) error {
@@ -19,3 +22,8 @@ func (o ListenOpts) applySystem(fd int, tcp bool) error {
 
 // errNoRelisten is Relisten's error where the backlog cannot be set.
 var errNoRelisten = errors.New("sock: listen backlog")
+
+// unsupportedOpt is Apply's error for an option the system lacks.
+func unsupportedOpt(name string) error {
+	return fmt.Errorf("%s: not on this system: %w", name, errors.ErrUnsupported)
+}
