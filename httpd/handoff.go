@@ -16,7 +16,9 @@ import (
 // one it replaces (see HandOff, and package restart's ReadyWith), and it
 // returns at once. nc must expose its descriptor (a *net.TCPConn or
 // *net.UnixConn); it is plain HTTP/1.x, which has served a request:
-// neither TLS nor a PROXY header is read from it. It fails with
+// neither TLS nor a PROXY header is read from it. Its requests' base
+// context is context.Background() (BaseContext takes a listener, and
+// there is none), then ConnContext's, as for any other. It fails with
 // ErrServerClosed once Shutdown or Close began; nc is closed on any
 // error.
 func (s *Server) ServeConn(nc net.Conn, input []byte) error {
@@ -24,13 +26,7 @@ func (s *Server) ServeConn(nc net.Conn, input []byte) error {
 		nc.Close()
 		return err
 	}
-	base := context.Background()
-	if s.BaseContext != nil {
-		if base = s.BaseContext(nil); base == nil {
-			panic("httpd: BaseContext returned a nil context")
-		}
-	}
-	c := s.newConn(base)
+	c := s.newConn(context.Background()) // no listener to give BaseContext; ConnContext applies
 	c.served = true // a keep-alive connection between requests: no h2c preface
 	s.open.Add(1)
 	if _, err := s.eng.AdoptWith(nc, engine.Adoption{Input: input, Context: c}); err != nil {
