@@ -44,9 +44,10 @@
 // makes its clients reconnect (net/http's retry a GET, not a POST, on
 // such a connection). Instead, the old process can hand them over: the
 // new one calls [Takeover.ReadyWith] in place of Ready, giving it
-// httpd.Server.ServeConn; the old one sets httpd.Server.HandOff to
-// [Handover.SendConn], and calls the Handover's Close after its server's
-// Shutdown. Shutdown then gives each idle HTTP/1.x connection in the
+// httpd.Server.ServeConn; each process sets httpd.Server.HandOff, before
+// it serves, to a function calling [Handover.SendConn] on the Handover its
+// Offer returns later (kept in an atomic.Pointer), and once taken over
+// calls the Handover's Close after its server's Shutdown. Shutdown then gives each idle HTTP/1.x connection in the
 // clear, with the bytes it received and did not consume, to the new
 // process, where it goes on as a keep-alive connection (a connection
 // busy with a request is handed over once its response is written): its
