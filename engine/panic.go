@@ -63,6 +63,30 @@ func (lp *eloop) contain(c *Conn, cb string, act *Action) {
 	}
 }
 
+// Recover is for a package that runs its own users' code within c's
+// callbacks (package websocket runs OnMessage within OnData) and ends a
+// connection its own way when that code panics (a WebSocket close frame
+// first). Deferred directly by such a callback, it recovers a panic as
+// the engine would, logs it to Options.ErrorLog with its stack, and
+// calls then, if not nil, with it; the callback then returns as if it
+// had ended, with its named results as they were, or as then set them.
+// With Options.CrashOnPanic, or with no panic, it does nothing. It may
+// be deferred on any goroutine.
+func (c *Conn) Recover(then func(*PanicError)) {
+	if c.lp.e.opts.CrashOnPanic {
+		return
+	}
+	v := recover()
+	if v == nil {
+		return
+	}
+	err := &PanicError{Value: v, Stack: debug.Stack()}
+	c.lp.e.logf("engine: panic serving %v: %v\n%s", c.RemoteAddr(), v, err.Stack)
+	if then != nil {
+		then(err)
+	}
+}
+
 // resetPanicked closes c, whose callback panicked: at once, with a reset,
 // since its output may stop in the middle of a message.
 func (c *Conn) resetPanicked() {

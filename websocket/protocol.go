@@ -17,6 +17,7 @@ type protocol Conn
 func (p *protocol) OnOpen(ec *engine.Conn) {
 	c := (*Conn)(p)
 	c.ecp.Store(ec)
+	defer ec.Recover(c.panickedOpen)
 	if hs := c.handshake(); hs != nil {
 		hs.begin(c)
 		return
@@ -27,6 +28,13 @@ func (p *protocol) OnOpen(ec *engine.Conn) {
 	c.open()
 }
 
+// panickedOpen ends c, whose OnOpen panicked, as internalError does, by
+// Close: OnOpen has no action to return. It runs on the loop.
+func (c *Conn) panickedOpen(pe *engine.PanicError) {
+	c.internalError(pe)
+	c.ec().Close()
+}
+
 // open runs the handler's OnOpen.
 func (c *Conn) open() {
 	c.opened = true
@@ -34,8 +42,13 @@ func (c *Conn) open() {
 	c.cfg.handler.OnOpen(c)
 }
 
-func (p *protocol) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
+// OnData parses messages, and the handler's callbacks for them run
+// within it: one that panics fails the connection with a close frame
+// 1011 (internalError) unless the engine lets panics crash (see
+// engine.Conn.Recover).
+func (p *protocol) OnData(ec *engine.Conn, in *engine.Inbound) (act engine.Action) {
 	c := (*Conn)(p)
+	defer ec.Recover(func(pe *engine.PanicError) { act = c.internalError(pe) })
 	if hs := c.handshake(); hs != nil {
 		return hs.onData(c, in)
 	}
