@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"log"
@@ -295,5 +296,66 @@ func TestCrashOnPanic(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "panic: boom") || !strings.Contains(string(out), "panic_test.go") {
 		t.Errorf("the child's output lacks the panic's report:\n%s", out)
+	}
+}
+
+// etPanicky is an etHandler that is a HalfCloser, a LimitHandler and a
+// Drainer, and panics in the one of those named by where.
+type etPanicky struct {
+	*etHandler
+	where string
+}
+
+func (h etPanicky) OnEOF(*engine.Conn) engine.Action {
+	if h.where == "OnEOF" {
+		panic("boom")
+	}
+	return engine.Close
+}
+
+func (h etPanicky) OnLimit(*engine.Conn, error) {
+	if h.where == "OnLimit" {
+		panic("boom")
+	}
+}
+
+func (h etPanicky) OnDrain(*engine.Conn) {
+	if h.where == "OnDrain" {
+		panic("boom")
+	}
+}
+
+// TestPanicOptionalCallbacks checks that a panic in OnEOF, OnLimit or
+// OnDrain ends that connection with a *PanicError.
+func TestPanicOptionalCallbacks(t *testing.T) { backendtest.Run(t, testPanicOptionalCallbacks) }
+
+func testPanicOptionalCallbacks(t *testing.T) {
+	for _, where := range []string{"OnEOF", "OnLimit", "OnDrain"} {
+		t.Run(where, func(t *testing.T) {
+			o, l := etPanicOptions()
+			o.MaxInputBuffer = 64
+			h := etNewHandler()
+			h.data = func(*engine.Conn, *engine.Inbound) engine.Action { return engine.None } // keeps all
+			e, err := engine.New(etPanicky{h, where}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { etStop(t, e) })
+			if err := e.Start(); err != nil {
+				t.Fatal(err)
+			}
+			peer := etDial(t, etListen(t, e, "tcp"))
+			etOpened(t, h)
+			switch where {
+			case "OnEOF":
+				peer.(*net.TCPConn).CloseWrite()
+			case "OnLimit":
+				peer.Write(make([]byte, 100))
+			case "OnDrain":
+				go e.Shutdown(context.Background())
+			}
+			etPanicked(t, etClosed(t, h).err, "boom")
+			etLogged(t, l, where, "boom")
+		})
 	}
 }
