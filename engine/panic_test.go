@@ -243,6 +243,12 @@ func TestPanicHandshake(t *testing.T) { backendtest.Run(t, testPanicHandshake) }
 func testPanicHandshake(t *testing.T) {
 	o, l := etPanicOptions()
 	h := etEchoHandler()
+	h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+		if bytes.Contains(in.Bytes(), []byte("panic")) {
+			panic("boom")
+		}
+		return etEcho(c, in)
+	}
 	cfg := tlstest.Get().ServerConfig()
 	var n atomic.Int32
 	cert := cfg.Certificates
@@ -270,6 +276,15 @@ func testPanicHandshake(t *testing.T) {
 	etOpened(t, h)
 	c.Write([]byte("ping"))
 	etExpect(t, c, "ping")
+
+	// OnData's panic on a TLS connection resets it as on any other.
+	bad := etDialTLS(t, a, nil)
+	etOpened(t, h)
+	bad.Write([]byte("panic"))
+	etPanicked(t, etClosed(t, h).err, "boom")
+	etLogged(t, l, "OnData", "boom")
+	c.Write([]byte("pong"))
+	etExpect(t, c, "pong")
 }
 
 // TestCrashOnPanic checks, in a child process, that with

@@ -17,11 +17,11 @@ type protocol Conn
 func (p *protocol) OnOpen(ec *engine.Conn) {
 	c := (*Conn)(p)
 	c.ecp.Store(ec)
-	defer ec.Recover(c.panickedOpen)
 	if hs := c.handshake(); hs != nil {
 		hs.begin(c)
 		return
 	}
+	defer ec.Recover(c.panickedOpen)
 	if c.park() {
 		return // its callbacks wait for the HTTP handler (see hold.go)
 	}
