@@ -28,9 +28,15 @@ import (
 type PanicError struct {
 	Value any
 	Stack []byte
+	in    string // the callback, for Error
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("engine: panic: %v", e.Value) }
+func (e *PanicError) Error() string {
+	if e.in == "" {
+		return fmt.Sprintf("engine: panic: %v", e.Value)
+	}
+	return fmt.Sprintf("engine: panic in %s: %v", e.in, e.Value)
+}
 
 // Unwrap returns Value if it is an error, so that errors.Is and errors.As
 // see what the callback panicked with.
@@ -45,7 +51,7 @@ const panicked Action = -1
 
 // contain recovers the panic of the callback named cb of c, unless
 // Options.CrashOnPanic is set, logs it and sets *act to panicked, with
-// the error in lp.panicked. It must be deferred directly, so that its
+// the error in lp.panicErr. It must be deferred directly, so that its
 // recover stops the panic. A panic of OnClose (c closed) is only logged.
 func (lp *eloop) contain(c *Conn, cb string, act *Action) {
 	if lp.e.opts.CrashOnPanic {
@@ -55,7 +61,7 @@ func (lp *eloop) contain(c *Conn, cb string, act *Action) {
 	if v == nil {
 		return
 	}
-	err := &PanicError{Value: v, Stack: debug.Stack()}
+	err := &PanicError{Value: v, Stack: debug.Stack(), in: cb}
 	lp.e.logf("engine: panic in %s serving %v: %v\n%s", cb, c.RemoteAddr(), v, err.Stack)
 	if !c.lbits.has(bClosed) {
 		lp.panicErr = err
@@ -134,7 +140,7 @@ func (e *Engine) containHandshake(c *Conn, err *error) {
 	if v == nil {
 		return
 	}
-	pe := &PanicError{Value: v, Stack: debug.Stack()}
+	pe := &PanicError{Value: v, Stack: debug.Stack(), in: "TLS handshake"}
 	e.logf("engine: panic in TLS handshake with %v: %v\n%s", c.RemoteAddr(), v, pe.Stack)
 	*err = pe
 }

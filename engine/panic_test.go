@@ -105,6 +105,9 @@ func testPanicData(t *testing.T) {
 		t.Fatalf("OnClose for %v, want the panicking connection", ev.c.RemoteAddr())
 	}
 	etPanicked(t, ev.err, "boom")
+	if got, want := ev.err.Error(), "engine: panic in OnData: boom"; got != want {
+		t.Errorf("PanicError.Error() = %q, want %q", got, want)
+	}
 	etLogged(t, l, "OnData", "boom")
 	bad.SetReadDeadline(time.Now().Add(etWait))
 	if _, err := etReadUntilErr(bad); etIsTimeout(err) {
