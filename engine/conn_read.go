@@ -189,6 +189,12 @@ func (c *Conn) onData(data []byte, kept **inbuf) {
 	prev := c.lp.enter(c)
 	act := c.callData(in)
 	c.lp.leave(c, prev)
+	if act == panicked && c.kind.has(kUDP) {
+		// A UDP socket serves every peer: the panic loses the datagram
+		// only, or one datagram could stop the service.
+		c.lp.panicErr = nil
+		act = None
+	}
 	in.c = nil
 	if c.lp.batch {
 		c.setBatching(false)

@@ -116,7 +116,8 @@
 // a message), and OnClose gets a *PanicError holding the value and the
 // stack. Every other connection of the loop is served on. So it goes
 // for OnOpen, OnData, OnEOF, OnDeadline, OnLimit, OnDrain and the
-// functions given to Execute. A panic in OnClose is logged; in OnBoot,
+// functions given to Execute; a UDP socket, which serves every peer,
+// loses only the datagram whose OnData panicked. A panic in OnClose is logged; in OnBoot,
 // logged, and the engine shuts down (the handler was not set up); in
 // OnTick, logged, and the ticks stop; in OnShutdown, logged. A
 // tls.Config callback that panics (GetCertificate,

@@ -164,7 +164,8 @@ type Options struct {
 	// ends only its connection: a panic in a connection's callback
 	// (OnOpen, OnData, OnEOF, OnDeadline, OnLimit, OnDrain, a function
 	// given to Execute) is recovered, logged to ErrorLog with its stack,
-	// and the connection is reset; OnClose gets a *PanicError. A panic
+	// and the connection is reset (a UDP socket's OnData loses its
+	// datagram only); OnClose gets a *PanicError. A panic
 	// in OnClose is logged; in OnBoot it is logged and shuts the engine
 	// down (Options.ShutdownTimeout); in OnTick it is logged and stops
 	// the ticks; in OnShutdown it is logged. A panic in a tls.Config

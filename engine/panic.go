@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"log"
+	"net"
 	"runtime/debug"
 	"time"
 )
@@ -62,7 +63,11 @@ func (lp *eloop) contain(c *Conn, cb string, act *Action) {
 		return
 	}
 	err := &PanicError{Value: v, Stack: debug.Stack(), in: cb}
-	lp.e.logf("engine: panic in %s serving %v: %v\n%s", cb, c.RemoteAddr(), v, err.Stack)
+	var peer net.Addr = c.RemoteAddr()
+	if lp.in.from != nil {
+		peer = lp.in.from // a datagram's source
+	}
+	lp.e.logf("engine: panic in %s serving %v: %v\n%s", cb, peer, v, err.Stack)
 	if !c.lbits.has(bClosed) {
 		lp.panicErr = err
 		*act = panicked

@@ -377,3 +377,33 @@ func testPanicOptionalCallbacks(t *testing.T) {
 		})
 	}
 }
+
+// TestPanicDatagram checks that a panic in a UDP socket's OnData loses
+// that datagram only: the socket, which serves every peer, answers the
+// next one.
+func TestPanicDatagram(t *testing.T) { backendtest.Run(t, testPanicDatagram) }
+
+func testPanicDatagram(t *testing.T) {
+	o, l := etPanicOptions()
+	h := etNewHandler()
+	h.data = func(c *engine.Conn, in *engine.Inbound) engine.Action {
+		if string(in.Bytes()) == "panic" {
+			panic("boom")
+		}
+		return etEcho(c, in)
+	}
+	_, _, a := etUDP(t, h, o)
+	p := etDialUDP(t, a)
+	p.Write([]byte("panic"))
+	etLogged(t, l, "OnData", "boom")
+	if !strings.Contains(l.String(), "serving "+p.LocalAddr().String()) {
+		t.Errorf("log = %q, want the datagram's source %v", l.String(), p.LocalAddr())
+	}
+	p.Write([]byte("ping"))
+	p.SetReadDeadline(time.Now().Add(etWait))
+	var b [64]byte
+	if n, err := p.Read(b[:]); err != nil || string(b[:n]) != "ping" {
+		t.Fatalf("reply = %q, %v, want %q", b[:n], err, "ping")
+	}
+	etNoEvent(t, h.closed, "OnClose")
+}
