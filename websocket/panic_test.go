@@ -17,8 +17,8 @@ import (
 	"github.com/galeio/gale/websocket"
 )
 
-// panicker echoes messages, and panics on "panic" (in OnMessage) or on
-// an OnOpen whose request asks for it; it reports OnClose.
+// panicker echoes messages, and panics on "panic" (in OnMessage or
+// OnPing) or in an OnOpen whose request asks for it; it reports OnClose.
 type panicker struct {
 	websocket.BaseHandler
 	closed chan error
@@ -35,6 +35,12 @@ func (p *panicker) OnMessage(c *websocket.Conn, typ websocket.MessageType, data 
 		panic("boom")
 	}
 	c.WriteMessage(typ, data)
+}
+
+func (p *panicker) OnPing(c *websocket.Conn, data []byte) {
+	if string(data) == "panic" {
+		panic("boom in OnPing")
+	}
 }
 
 func (p *panicker) OnClose(c *websocket.Conn, err error) { p.closed <- err }
@@ -58,8 +64,8 @@ func (l *syncLog) String() string {
 	return l.buf.String()
 }
 
-// TestPanicMessage checks that a handler's panic in OnMessage, or in
-// OnOpen, fails that connection only, with a close frame 1011 to the
+// TestPanicMessage checks that a handler's panic in OnMessage, OnOpen
+// or OnPing fails that connection only, with a close frame 1011 to the
 // peer and a *engine.PanicError to OnClose, logged with its stack, while
 // another connection of the same loop is served before and after.
 func TestPanicMessage(t *testing.T) { backendtest.Run(t, testPanicMessage) }
@@ -87,18 +93,31 @@ func testPanicMessage(t *testing.T) {
 	oc.WriteMessage(websocket.TextMessage, []byte("before"))
 	other.expect(t, "msg", "before")
 
-	for _, tc := range []struct{ name, query, send, value string }{
-		{"OnMessage", "", "panic", "boom"},
-		{"OnOpen", "?v=panic", "", "boom in OnOpen"},
+	for _, tc := range []struct {
+		name, query, send, value string
+		typ                      websocket.MessageType
+	}{
+		{"OnMessage", "", "panic", "boom", websocket.TextMessage},
+		{"OnOpen", "?v=panic", "", "boom in OnOpen", 0},
+		{"OnPing", "", "panic", "boom in OnPing", websocket.PingMessage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cli := newRecorder(false)
 			c := dial(t, &websocket.Dialer{Options: websocket.Options{Handler: cli}}, url+tc.query)
 			cli.expect(t, "open")
-			if tc.send != "" {
-				c.WriteMessage(websocket.TextMessage, []byte(tc.send))
+			switch tc.typ {
+			case websocket.TextMessage:
+				c.WriteMessage(tc.typ, []byte(tc.send))
+			case websocket.PingMessage:
+				c.WriteControl(tc.typ, []byte(tc.send))
 			}
-			ev := cli.expect(t, "close")
+			ev := cli.next(t)
+			if ev.kind == "pong" { // the loop answers a ping before OnPing
+				ev = cli.next(t)
+			}
+			if ev.kind != "close" {
+				t.Fatalf("client event %s %q, want close", ev.kind, ev.data)
+			}
 			if got := websocket.CloseStatus(ev.err); got != websocket.StatusInternalError {
 				t.Errorf("client OnClose(%v): status %d, want %d", ev.err, got, websocket.StatusInternalError)
 			}
