@@ -64,7 +64,7 @@ func (lp *eloop) contain(c *Conn, cb string, act *Action) {
 	}
 	err := &PanicError{Value: v, Stack: debug.Stack(), in: cb}
 	var peer net.Addr = c.RemoteAddr()
-	if lp.in.from != nil {
+	if c.kind.has(kUDP) && lp.in.from != nil {
 		peer = lp.in.from // a datagram's source
 	}
 	lp.e.logf("engine: panic in %s serving %v: %v\n%s", cb, peer, v, err.Stack)
