@@ -119,7 +119,7 @@ func (c *Conn) refuse(err error) {
 	sock.SetLingerZero(c.fd.Sysfd())
 	c.fd.Close()
 	c.setCloseError(err)
-	c.lp.e.handler.OnClose(c, err)
+	c.callClose(err)
 }
 
 // The caps RefusedStats counts, as loopCounters.refused's indexes.

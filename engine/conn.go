@@ -261,8 +261,9 @@ func (c *Conn) Execute(f func(c *Conn)) error {
 	return c.post(loop.Func(func(*loop.Loop) {
 		if !c.lbits.has(bClosed) {
 			prev := c.lp.enter(c)
-			f(c)
+			act := c.callFunc(f)
 			c.lp.leave(c, prev)
+			c.act(act)
 		}
 	}))
 }

@@ -147,8 +147,9 @@ func (c *Conn) drain() {
 	}
 	if d, ok := c.lp.e.handler.(Drainer); ok && !c.lbits.has(bClosed|bClosing) {
 		prev := c.lp.enter(c)
-		d.OnDrain(c)
+		act := c.callDrain(d)
 		c.lp.leave(c, prev)
+		c.act(act)
 	}
 	c.closeGracefully(nil)
 }
@@ -238,7 +239,7 @@ func (c *Conn) finish() {
 	}
 	err := c.closeError()
 	c.lp.countClose(err)
-	c.lp.e.handler.OnClose(c, err)
+	c.callClose(err)
 }
 
 // lost reports whether closing c now, with dropped bytes of output

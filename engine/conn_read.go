@@ -31,7 +31,7 @@ func (c *Conn) attach(l *loop.Loop) {
 		c.lp.unassign()
 		c.fd.Close()
 		c.lbits.set(bClosed, true)
-		c.lp.e.handler.OnClose(c, c.opError("attach", err))
+		c.callClose(c.opError("attach", err))
 		return
 	}
 	c.tag = tag
@@ -56,7 +56,7 @@ func (c *Conn) attach(l *loop.Loop) {
 // it first, then what it receives.
 func (c *Conn) open() {
 	prev := c.lp.enter(c)
-	out, act := c.lp.e.handler.OnOpen(c)
+	out, act := c.callOpen()
 	c.lp.leave(c, prev)
 	if len(out) > 0 {
 		c.Write(out)
@@ -187,16 +187,24 @@ func (c *Conn) onData(data []byte, kept **inbuf) {
 	}
 	in.c = c
 	prev := c.lp.enter(c)
-	act := c.lp.e.handler.OnData(c, in)
+	act := c.callData(in)
 	c.lp.leave(c, prev)
+	if act == panicked && c.kind.has(kUDP) {
+		// A UDP socket serves every peer: the panic loses the datagram
+		// only, or one datagram could stop the service.
+		c.lp.panicErr = nil
+		act = None
+	}
 	in.c = nil
 	if c.lp.batch {
 		c.setBatching(false)
-		c.flush() // send the batch
+		if act != panicked {
+			c.flush() // send the batch
+		}
 	}
 	rest := in.buf
 	in.buf = nil
-	if c.kind.has(kUDP) || c.lbits.has(bClosed) {
+	if c.kind.has(kUDP) || c.lbits.has(bClosed) || act == panicked {
 		rest = nil // a datagram's unconsumed bytes are not kept, nor a closed conn's
 	}
 	// Past the cap c fails, unless it is being detached: the hand-over
@@ -231,6 +239,8 @@ func (c *Conn) setBatching(on bool) {
 // open.
 func (c *Conn) act(a Action) bool {
 	switch a {
+	case panicked:
+		c.resetPanicked()
 	case Close:
 		c.closeGracefully(nil)
 	case Shutdown:
@@ -256,9 +266,10 @@ func (c *Conn) peerClosed() {
 	}
 	if hc, ok := c.lp.e.handler.(HalfCloser); ok && !c.kind.has(kUDP) {
 		prev := c.lp.enter(c)
-		act := hc.OnEOF(c)
+		act := c.callEOF(hc)
 		c.lp.leave(c, prev)
-		if act == None {
+		if act == None || act == panicked {
+			c.act(act)
 			return
 		}
 		if act == Shutdown {
@@ -278,8 +289,9 @@ func isTCP(network string) bool {
 func (c *Conn) overLimit(err error) {
 	if lh, ok := c.lp.e.handler.(LimitHandler); ok && !c.lbits.has(bClosed|bClosing) {
 		prev := c.lp.enter(c)
-		lh.OnLimit(c, err)
+		act := c.callLimit(lh, err)
 		c.lp.leave(c, prev)
+		c.act(act)
 	}
 	c.closeGracefully(err)
 }

@@ -118,9 +118,9 @@ func (c *Conn) writeDeadline(time.Time) {
 func (c *Conn) deadline(err error) {
 	c.lp.stats.ev.countDeadline(err)
 	prev := c.lp.enter(c)
-	act := c.lp.e.handler.OnDeadline(c, err)
+	act := c.callDeadline(err)
 	c.lp.leave(c, prev)
-	if c.lp.e.opts.CloseOnDeadline {
+	if c.lp.e.opts.CloseOnDeadline && act != panicked {
 		c.fail(err)
 		return
 	}
@@ -173,8 +173,12 @@ func (c *Conn) idle(now, active time.Time) {
 	bound := c.lp.e.opts.idleBound()
 	stalled := c.OutboundBuffered() > 0 && !active.Add(bound).After(now)
 	prev := c.lp.enter(c)
-	act := c.lp.e.handler.OnDeadline(c, ErrIdleTimeout)
+	act := c.callDeadline(ErrIdleTimeout)
 	c.lp.leave(c, prev)
+	if act == panicked {
+		c.act(act)
+		return
+	}
 	if act == Shutdown {
 		c.lp.e.shutdownAsync()
 	}

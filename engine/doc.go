@@ -81,7 +81,8 @@
 // OnClose reports why a connection ended: nil after Close (and after a
 // graceful Shutdown), io.EOF when the peer closed, ErrEngineStopped,
 // ErrWriteBufferFull, ErrInputBufferFull, ErrIdleTimeout, a deadline error
-// (with Options.CloseOnDeadline), ErrDetached, the failure of its event
+// (with Options.CloseOnDeadline), ErrDetached, a *PanicError (see
+// Panics), the failure of its event
 // loop (see Engine.Err), or a *net.OpError ("read", "write", "shutdown")
 // around an *os.SyscallError; errors.Is tells them apart. A limit that
 // closes a connection (ErrInputBufferFull, ErrWriteBufferFull,
@@ -104,6 +105,29 @@
 // process out of descriptors does not spin; the connections waiting in
 // the backlog are accepted once it recovers. Stats counts the failures
 // (AcceptErrors).
+//
+// # Panics
+//
+// A callback that panics ends its own connection, not the program, as a
+// net/http handler does: the panic is recovered, logged with its stack
+// to Options.ErrorLog (by default the log package's standard logger:
+// "engine: panic in OnData serving 192.0.2.1:5678: ..."), the connection
+// is reset (its queued output is dropped: it may stop in the middle of
+// a message), and OnClose gets a *PanicError holding the value and the
+// stack. Every other connection of the loop is served on. So it goes
+// for OnOpen, OnData, OnEOF, OnDeadline, OnLimit, OnDrain and the
+// functions given to Execute; a UDP socket, which serves every peer,
+// loses only the datagram whose OnData panicked. A panic in OnClose is logged; in OnBoot,
+// logged, and the engine shuts down (the handler was not set up); in
+// OnTick, logged, and the ticks stop; in OnShutdown, logged. A
+// tls.Config callback that panics (GetCertificate,
+// VerifyPeerCertificate...) fails its handshake, on the handshake's
+// goroutine, with a *net.OpError around the *PanicError. Containing a
+// callback costs a deferred call, a few nanoseconds
+// (docs/bench/panics.md). A package that runs its own users' code in
+// the callbacks contains it with Conn.Recover (package websocket does,
+// to send its close frame first). Options.CrashOnPanic lets every such
+// panic crash the program instead, with the panic's full report.
 //
 // # TLS
 //

@@ -41,7 +41,10 @@ type eloop struct {
 	// sees the budget crossed again (others' writes and sends move the
 	// total) leaves the rest to the running pass instead of nesting one.
 	rechecking bool
-	stats      loopCounters
+	// panicErr is the panic of the callback that returned the panicked
+	// action, until act resets its connection (see contain).
+	panicErr *PanicError
+	stats    loopCounters
 	// assigned counts the connections given to this loop, from the moment
 	// they are created (on another goroutine, maybe) until they close:
 	// LeastConns must see a connection still on its way to a busy loop.

@@ -118,7 +118,7 @@ func (e *Engine) Start() error {
 	}
 	e.state = stateRunning
 	return e.loops[0].l.Post(loop.Func(func(l *loop.Loop) {
-		if e.handler.OnBoot(e) == Shutdown {
+		if e.callBoot() == Shutdown {
 			e.shutdownAsync()
 		} else {
 			e.onTick(l.Now())
@@ -128,7 +128,7 @@ func (e *Engine) Start() error {
 }
 
 func (e *Engine) onTick(now time.Time) {
-	d, act := e.handler.OnTick()
+	d, act := e.callTick()
 	if act == Shutdown {
 		e.shutdownAsync()
 		return

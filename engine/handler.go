@@ -17,7 +17,8 @@ const (
 // Handler receives a connection's events. Every callback runs on the
 // connection's loop goroutine; a callback that blocks stalls every
 // connection of that loop, so hand long work to another goroutine (and
-// come back with Conn.Write or Conn.Execute).
+// come back with Conn.Write or Conn.Execute). A callback that panics
+// ends its connection, and only it (see Options.CrashOnPanic).
 //
 // Embed BaseHandler to implement only the callbacks you need.
 type Handler interface {

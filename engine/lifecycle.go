@@ -126,7 +126,7 @@ func (e *Engine) stopLoops() {
 	e.mu.Lock()
 	e.state = stateStopped
 	e.mu.Unlock()
-	e.handler.OnShutdown(e)
+	e.callShutdown()
 	close(e.done)
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"log"
 	"runtime"
 	"time"
 
@@ -154,6 +155,23 @@ type Options struct {
 	// closes with ErrHandshakeTimeout and its goroutine, if it has one,
 	// ends. Default 10 s.
 	HandshakeTimeout time.Duration
+	// ErrorLog receives the panics the engine recovers, each with its
+	// stack, as http.Server.ErrorLog does. Default: the log package's
+	// standard logger.
+	ErrorLog *log.Logger
+	// CrashOnPanic lets a callback's panic go on and crash the program,
+	// as any unrecovered panic does, where by default, as in net/http, it
+	// ends only its connection: a panic in a connection's callback
+	// (OnOpen, OnData, OnEOF, OnDeadline, OnLimit, OnDrain, a function
+	// given to Execute) is recovered, logged to ErrorLog with its stack,
+	// and the connection is reset (a UDP socket's OnData loses its
+	// datagram only); OnClose gets a *PanicError. A panic
+	// in OnClose is logged; in OnBoot it is logged and shuts the engine
+	// down (Options.ShutdownTimeout); in OnTick it is logged and stops
+	// the ticks; in OnShutdown it is logged. A panic in a tls.Config
+	// callback fails that handshake. Set it for a program that would
+	// rather stop, with the panic's full report, than serve on.
+	CrashOnPanic bool
 
 	clock loop.Clock  // tests: manual clock
 	open  loop.Opener // tests: fault injection

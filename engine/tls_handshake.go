@@ -182,9 +182,18 @@ func (p *handshakePool) run(c *Conn) {
 	t := c.tlsOf()
 	s := &hsSlot{p: p, held: true}
 	t.tr.SetWaitHooks(s.release, s.acquire)
-	err := t.tc.Handshake()
+	err := c.handshake(t)
 	s.release()
 	c.post(&handshakeDoneTask{c: c, err: err})
+}
+
+// handshake runs crypto/tls's handshake for c. A tls.Config callback
+// (GetCertificate, VerifyPeerCertificate...) that panics fails the
+// handshake with a *PanicError, as a callback on a loop ends only its
+// connection, unless Options.CrashOnPanic. Handshake goroutine.
+func (c *Conn) handshake(t *tlsState) (err error) {
+	defer c.lp.e.containHandshake(c, &err)
+	return t.tc.Handshake()
 }
 
 // acquire waits for a slot for s, whose peer answered.

@@ -84,7 +84,11 @@ func (s *Server) start() error {
 	if s.eng != nil {
 		return nil
 	}
-	e, err := engine.New((*loopHandler)(s), s.Engine)
+	o := s.Engine
+	if o.ErrorLog == nil {
+		o.ErrorLog = s.ErrorLog // the engine's panics (an upgraded WebSocket's handler) go with the server's
+	}
+	e, err := engine.New((*loopHandler)(s), o)
 	if err != nil {
 		return err
 	}

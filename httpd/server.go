@@ -145,7 +145,7 @@ type Server struct {
 	// twice, and io_uring's loop holds its OS thread, which makes each
 	// crossing a futex wake-up (package backend's table; CHANGELOG.md,
 	// "httpd", has the figures). Set backend.IOURing to have it anyway;
-	// GALE_BACKEND overrides both.
+	// GALE_BACKEND overrides both. Its ErrorLog is ErrorLog when nil.
 	Engine engine.Options
 
 	mu        sync.Mutex

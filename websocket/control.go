@@ -86,6 +86,18 @@ func (c *Conn) fail(err error) engine.Action {
 	case errors.As(err, &pe):
 		code = pe.Code
 	}
+	return c.failCode(code, err)
+}
+
+// internalError fails c, whose handler panicked (pe, recovered and
+// logged by engine.Conn.Recover), with a close frame 1011: a condition
+// the server did not expect (RFC 6455 §7.4.1). OnClose gets pe.
+func (c *Conn) internalError(pe *engine.PanicError) engine.Action {
+	return c.failCode(StatusInternalError, pe)
+}
+
+// failCode fails the connection for err with a close frame of code.
+func (c *Conn) failCode(code StatusCode, err error) engine.Action {
 	c.rd.closing = true
 	c.setCloseErr(err)
 	c.wmu.Lock()

@@ -84,6 +84,17 @@
 // or ErrReadLimit. Pings are answered with pongs by the loop. Close runs
 // the closing handshake, bounded by Options.CloseTimeout.
 //
+// # Panics
+//
+// A handler that panics in OnOpen, OnMessage, OnPing or OnPong fails
+// its connection only, as the engine does for its own callbacks: the
+// panic is recovered and logged with its stack (to the engine's
+// Options.ErrorLog; httpd.Server's ErrorLog for connections it
+// upgraded), the peer gets a close frame 1011, internal error (RFC 6455
+// §7.4.1), the connection closes once that is written, and OnClose gets
+// the *engine.PanicError. A panic in OnClose is logged. The engine's
+// Options.CrashOnPanic lets such panics crash the program instead.
+//
 // # Compression
 //
 // With Options.Compression set, permessage-deflate is negotiated.

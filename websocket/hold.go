@@ -109,6 +109,7 @@ func (c *Conn) resume(h uint8) {
 // openParked runs OnOpen, then has the loop deliver what waited: the
 // input, then the end of the peer's stream. It runs on the loop.
 func (c *Conn) openParked(ec *engine.Conn) {
+	defer ec.Recover(c.panickedOpen)
 	c.open()
 	p := c.parked
 	c.parked = 0
@@ -135,6 +136,7 @@ func (c *Conn) endParked(ec *engine.Conn) {
 // callbacks waited, once they may run. Its loop has let it go, and
 // nothing else runs for it.
 func (c *Conn) openEnded() {
+	defer c.ec().Recover(nil) // its own goroutine: a panic is only logged
 	c.open()
 	c.cfg.stats.closed(c.rare.Load().closeErr)
 	c.cfg.handler.OnClose(c, c.rare.Load().closeErr)

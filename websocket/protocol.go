@@ -21,10 +21,18 @@ func (p *protocol) OnOpen(ec *engine.Conn) {
 		hs.begin(c)
 		return
 	}
+	defer ec.Recover(c.panickedOpen)
 	if c.park() {
 		return // its callbacks wait for the HTTP handler (see hold.go)
 	}
 	c.open()
+}
+
+// panickedOpen ends c, whose OnOpen panicked, as internalError does, by
+// Close: OnOpen has no action to return. It runs on the loop.
+func (c *Conn) panickedOpen(pe *engine.PanicError) {
+	c.internalError(pe)
+	c.ec().Close()
 }
 
 // open runs the handler's OnOpen.
@@ -34,8 +42,13 @@ func (c *Conn) open() {
 	c.cfg.handler.OnOpen(c)
 }
 
-func (p *protocol) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action {
+// OnData parses messages, and the handler's callbacks for them run
+// within it: one that panics fails the connection with a close frame
+// 1011 (internalError) unless the engine lets panics crash (see
+// engine.Conn.Recover).
+func (p *protocol) OnData(ec *engine.Conn, in *engine.Inbound) (act engine.Action) {
 	c := (*Conn)(p)
+	defer ec.Recover(func(pe *engine.PanicError) { act = c.internalError(pe) })
 	if hs := c.handshake(); hs != nil {
 		return hs.onData(c, in)
 	}
