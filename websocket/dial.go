@@ -232,6 +232,7 @@ func (hs *handshake) onData(c *Conn, in *engine.Inbound) engine.Action {
 	c.rare.Load().hs = nil
 	close(hs.done)
 	c.open()
+	c.startKeepalive()
 	if in.Len() > 0 {
 		return c.onData(in)
 	}

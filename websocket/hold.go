@@ -110,6 +110,7 @@ func (c *Conn) resume(h uint8) {
 // input, then the end of the peer's stream. It runs on the loop.
 func (c *Conn) openParked(ec *engine.Conn) {
 	c.open()
+	c.startKeepalive()
 	p := c.parked
 	c.parked = 0
 	if p&parkedInput != 0 {
