@@ -234,3 +234,42 @@ func settledGoroutines(want int) int {
 	}
 	return g
 }
+
+// pauser pauses reading at its connection's first pong. (Not in OnOpen:
+// a pause posted there may come before the resume httpd's handover
+// posts.)
+type pauser struct{ *recorder }
+
+func (p pauser) OnPong(c *websocket.Conn, data []byte) {
+	c.PauseRead()
+	p.recorder.OnPong(c, data)
+}
+
+// TestKeepalivePausedRead: keepalive counts input read; a connection
+// whose reading is paused reads no pong, and is cut as a silent one, as
+// Options.PingInterval says. (The receive submitted before the pause
+// still completes: another pong may be read.)
+func TestKeepalivePausedRead(t *testing.T) { backendtest.Run(t, testKeepalivePausedRead) }
+
+func testKeepalivePausedRead(t *testing.T) {
+	rec := newRecorder(false)
+	u := &websocket.Upgrader{Options: keepaliveOptions(pauser{rec})}
+	rc, _ := rawDial(t, serveWS(t, u, false))
+	rec.expect(t, "open")
+	for {
+		f, err := rc.read()
+		if err != nil {
+			break // cut
+		}
+		if f.op() == 0x9 {
+			rc.frame(0x8A, true, f.payload) // the pong, which the server may not read
+		}
+	}
+	ev := rec.next(t)
+	for ev.kind == "pong" {
+		ev = rec.next(t)
+	}
+	if ev.kind != "close" || !errors.Is(ev.err, websocket.ErrPongTimeout) {
+		t.Errorf("event %s (%v), want close with ErrPongTimeout", ev.kind, ev.err)
+	}
+}

@@ -70,8 +70,10 @@ type Options struct {
 	// when its close handshake begins (CloseTimeout bounds that). A
 	// connection whose reading is paused (PauseRead, or the engine's
 	// WriteHighWater) for longer than PingInterval and PongTimeout hears
-	// nothing from its peer and is cut too. Default 0: off, as with
-	// gorilla's and net/http's connections.
+	// nothing from its peer and is cut too. An engine whose Options set
+	// CloseOnDeadline closes the connection when its first ping is due
+	// instead. Default 0: off, as with gorilla's and net/http's
+	// connections.
 	PingInterval time.Duration
 	// PongTimeout is how long a connection that pinged its peer (see
 	// PingInterval) waits for any input before it gives the peer up: it
