@@ -128,8 +128,8 @@
 // close handshake, and the writing of what is queued once the peer ended
 // the connection, for Options.CloseTimeout, 5 s; a context-takeover
 // window, with CompressionContextTakeover only, to 32 KiB. A Dialer
-// reads a response head of at most 16 KiB, within HandshakeTimeout,
-// 10 s. A connection whose callbacks wait for its HTTP handler (see
+// reads a response head of at most 16 KiB (and so a proxy's answer to
+// CONNECT), within HandshakeTimeout, 10 s. A connection whose callbacks wait for its HTTP handler (see
 // Upgrader.Upgrade) holds what one receive brought, reading paused.
 // Nothing closes an idle connection by default (no ping, no
 // timeout, as with gorilla's and net/http's hijacked connections): set

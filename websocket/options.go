@@ -65,7 +65,8 @@ type Options struct {
 	// does not count (a dead peer's kernel may still have taken it).
 	// Keepalive runs on the connection's read deadline, a timer of its
 	// loop: it costs no goroutine and no runtime timer, and each receive
-	// re-arms the deadline (a task posted to the loop). Server and client
+	// re-arms the deadline (a task posted to the loop, and a few small
+	// allocations: docs/bench/websocket-keepalive.md). Server and client
 	// connections alike; it begins once the connection opens, and stops
 	// when its close handshake begins (CloseTimeout bounds that). A
 	// connection whose reading is paused (PauseRead, or the engine's
