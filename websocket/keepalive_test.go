@@ -83,44 +83,50 @@ func testKeepaliveSilentPeer(t *testing.T) {
 	}
 }
 
-// TestKeepaliveAnswered: gale peers ping each other and answer, and
-// their connection stays open; it closes normally afterwards.
+// TestKeepaliveAnswered: a gale server pings a gale client, or the
+// client the server, over ws and wss; the peer answers, and the
+// connection stays open; the close handshake then runs as without
+// keepalive.
 func TestKeepaliveAnswered(t *testing.T) { backendtest.Run(t, testKeepaliveAnswered) }
 
 func testKeepaliveAnswered(t *testing.T) {
+	for _, secure := range []bool{false, true} {
+		for _, pinger := range []string{"server", "client"} {
+			name := map[bool]string{false: "ws", true: "wss"}[secure] + "/" + pinger
+			t.Run(name, func(t *testing.T) { testKeepaliveAnsweredBy(t, secure, pinger == "server") })
+		}
+	}
+}
+
+func testKeepaliveAnsweredBy(t *testing.T, secure, serverPings bool) {
 	srv, cli := newRecorder(false), newRecorder(false)
-	u := &websocket.Upgrader{Options: keepaliveOptions(srv)}
-	d := &websocket.Dialer{Options: keepaliveOptions(cli)}
-	c := dial(t, d, serveWS(t, u, false))
+	so, co := websocket.Options{Handler: srv}, websocket.Options{Handler: cli}
+	pinged := cli
+	if serverPings {
+		so = keepaliveOptions(srv)
+	} else {
+		co, pinged = keepaliveOptions(cli), srv
+	}
+	c := dial(t, &websocket.Dialer{Options: co}, serveWS(t, &websocket.Upgrader{Options: so}, secure))
 	srv.expect(t, "open")
 	cli.expect(t, "open")
-	pings := map[string]int{} // (pongs are not counted: they answer the other's pings)
-	deadline := time.After(5*kaInterval + kaSlack)
-	for pings["server"] < 3 || pings["client"] < 3 {
-		select {
-		case ev := <-srv.events:
-			if ev.kind == "pong" {
-				continue
-			}
-			if ev.kind != "ping" {
-				t.Fatalf("server event %s (%v), want pings only", ev.kind, ev.err)
-			}
-			pings["server"]++
-		case ev := <-cli.events:
-			if ev.kind == "pong" {
-				continue
-			}
-			if ev.kind != "ping" {
-				t.Fatalf("client event %s (%v), want pings only", ev.kind, ev.err)
-			}
-			pings["client"]++
-		case <-deadline:
-			t.Fatalf("pings received %v, want 3 each way", pings)
+	start := time.Now()
+	for i := range 3 {
+		if ev := pinged.next(t); ev.kind != "ping" {
+			t.Fatalf("event %d: %s (%v), want a ping", i, ev.kind, ev.err)
 		}
+	}
+	if took := time.Since(start); took > 3*kaInterval+kaSlack {
+		t.Errorf("3 pings took %v, want about %v", took, 3*kaInterval)
 	}
 	c.Close(websocket.StatusNormalClosure, "")
 	for _, r := range []*recorder{srv, cli} {
-		for ev := r.next(t); ev.kind != "close"; ev = r.next(t) {
+		ev := r.next(t)
+		for ev.kind != "close" {
+			ev = r.next(t)
+		}
+		if got := websocket.CloseStatus(ev.err); got != websocket.StatusNormalClosure {
+			t.Errorf("OnClose(%v): status %d, want 1000", ev.err, got)
 		}
 	}
 }
