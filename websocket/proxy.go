@@ -105,10 +105,14 @@ func exchange(nc net.Conn, addr string, proxy *url.URL) (*http.Response, error) 
 	if _, err := io.WriteString(nc, req+"\r\n"); err != nil {
 		return nil, fmt.Errorf("websocket: proxy: %w", err)
 	}
-	br := bufio.NewReader(io.LimitReader(nc, maxResponseHead))
+	lr := &io.LimitedReader{R: nc, N: maxResponseHead}
+	br := bufio.NewReader(lr)
 	sent := &http.Request{Method: http.MethodConnect, URL: &url.URL{Opaque: addr}, Host: addr, Header: http.Header{}}
 	resp, err := http.ReadResponse(br, sent)
-	if err != nil {
+	switch {
+	case err != nil && lr.N == 0:
+		return nil, fmt.Errorf("websocket: proxy: response to CONNECT over %d bytes", maxResponseHead)
+	case err != nil:
 		return nil, fmt.Errorf("websocket: proxy: reading its response to CONNECT: %w", err)
 	}
 	resp.Body = http.NoBody

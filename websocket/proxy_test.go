@@ -1,6 +1,7 @@
 package websocket_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -149,5 +150,54 @@ func TestDialProxySilent(t *testing.T) {
 	}
 	if took := time.Since(start); took > testTimeout/2 {
 		t.Errorf("Dial through a silent proxy took %v, want about 100ms", took)
+	}
+}
+
+// TestDialProxyHostile: a proxy's answer to CONNECT that is no tunnel
+// fails the Dial: one with bytes after its head (the server speaks only
+// when spoken to), one whose head never ends within 16 KiB, one that is
+// not HTTP.
+func TestDialProxyHostile(t *testing.T) {
+	for _, tc := range []struct {
+		name, answer, want string
+	}{
+		{"bytes-after", "HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 101 Switching Protocols\r\n\r\n", "bytes after its response"},
+		{"huge-head", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", "over 16384 bytes"},
+		{"not-http", "SSH-2.0-OpenSSH_9.6\r\n\r\n", "reading its response"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				nc, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer nc.Close()
+				nc.SetDeadline(time.Now().Add(testTimeout))
+				if _, err := http.ReadRequest(bufio.NewReader(nc)); err == nil {
+					io.WriteString(nc, tc.answer)
+					io.Copy(io.Discard, nc) // until the Dialer gives up
+				}
+			}()
+			t.Cleanup(func() { ln.Close(); <-done })
+			d := &websocket.Dialer{
+				Options: websocket.Options{Handler: newRecorder(false), Engine: testEngine(t)},
+				Proxy:   http.ProxyURL(&url.URL{Scheme: "http", Host: ln.Addr().String()}),
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			c, _, err := d.Dial(ctx, "ws://127.0.0.1:1/")
+			if c != nil {
+				c.CloseNow()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Dial = %v, want an error about %q", err, tc.want)
+			}
+		})
 	}
 }
