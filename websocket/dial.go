@@ -37,6 +37,19 @@ type Dialer struct {
 	// HandshakeTimeout bounds the dial and the handshake when ctx has no
 	// earlier deadline. Default 10 s.
 	HandshakeTimeout time.Duration
+	// Proxy returns the proxy to dial through for a request, or nil (and
+	// no error) for none, as http.Transport's Proxy does:
+	// http.ProxyFromEnvironment (HTTP_PROXY for ws://, HTTPS_PROXY for
+	// wss://, NO_PROXY) or http.ProxyURL. The request is the handshake's
+	// GET, its URL's scheme http for ws:// and https for wss://. Only
+	// http:// proxies are supported: the Dialer opens a tunnel to the
+	// server with CONNECT, sending Proxy-Authorization (Basic) when the
+	// proxy's URL has user information, then does the handshake, and for
+	// wss:// TLS with the server, through it. A proxy that refuses (407
+	// Proxy Authentication Required, 403...) fails the Dial with an error
+	// naming its status, and Dial returns its response, whose Request is
+	// the CONNECT (so a caller tells it from the server's). Nil: no proxy.
+	Proxy func(*http.Request) (*url.URL, error)
 
 	once sync.Once
 	cfg  *config
@@ -86,10 +99,9 @@ func (d *Dialer) DialWith(ctx context.Context, rawURL string, v any) (*Conn, *ht
 	hs := d.newHandshake(u)
 	c := &Conn{cfg: d.cfg, role: client, ctx: v}
 	c.rare.Store(&connRare{hs: hs})
-	var nd net.Dialer
-	nc, err := nd.DialContext(ctx, "tcp", addr)
+	nc, resp, err := d.dialTCP(ctx, u, addr, secure)
 	if err != nil {
-		return nil, nil, err
+		return nil, resp, err
 	}
 	a := engine.Adoption{Context: (*protocol)(c)}
 	if secure {
@@ -232,6 +244,7 @@ func (hs *handshake) onData(c *Conn, in *engine.Inbound) engine.Action {
 	c.rare.Load().hs = nil
 	close(hs.done)
 	c.open()
+	c.startKeepalive()
 	if in.Len() > 0 {
 		return c.onData(in)
 	}

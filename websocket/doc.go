@@ -13,7 +13,8 @@
 // WebSocket as a stream of its HTTP/2 connection (RFC 8441: a CONNECT with
 // :protocol websocket, which Upgrade answers 200); the stream is relayed
 // to one of Options.Engine's loops, and the Conn is served as any other.
-// A [Dialer] opens client connections, doing the handshake on a loop too.
+// A [Dialer] opens client connections, doing the handshake on a loop too,
+// directly or through an HTTP proxy's CONNECT tunnel ([Dialer.Proxy]).
 // Either way the connection is a *[Conn], and its events go to a [Handler]:
 //
 //	type echo struct{ websocket.BaseHandler }
@@ -95,6 +96,25 @@
 // the *engine.PanicError. A panic in OnClose is logged. The engine's
 // Options.CrashOnPanic lets such panics crash the program instead.
 //
+// # Keepalive
+//
+// A peer can vanish without a word (a NAT or a proxy that forgot the flow,
+// a laptop shut); its connection then waits for input that never comes.
+// With [Options.PingInterval] set, a connection whose peer sent nothing
+// for that long is pinged, and one that then hears nothing for
+// Options.PongTimeout (any input counts, pong or other) is cut at once,
+// without a close frame, which a dead peer could not answer: OnClose gets
+// ErrPongTimeout, counted under 1006 (StatusAbnormalClosure), and a peer
+// still there sees the connection reset, 1006 too. It runs on the
+// connection's read deadline, a timer of its loop: no goroutine and no
+// runtime timer per connection, and about 200 bytes of heap (the engine's
+// timers, which a connection with no deadline does not hold). The engine
+// clears a read deadline once the input it waited for came, so each
+// receive re-arms it, which costs a few microseconds and a few small
+// allocations: off by default, it suits connections that are mostly
+// idle. docs/bench/websocket-keepalive.md in the repository has the
+// figures. Server and client connections alike.
+//
 // # Compression
 //
 // With Options.Compression set, permessage-deflate is negotiated.
@@ -119,12 +139,12 @@
 // close handshake, and the writing of what is queued once the peer ended
 // the connection, for Options.CloseTimeout, 5 s; a context-takeover
 // window, with CompressionContextTakeover only, to 32 KiB. A Dialer
-// reads a response head of at most 16 KiB, within HandshakeTimeout,
-// 10 s. A connection whose callbacks wait for its HTTP handler (see
+// reads a response head of at most 16 KiB (and so a proxy's answer to
+// CONNECT), within HandshakeTimeout, 10 s. A connection whose callbacks wait for its HTTP handler (see
 // Upgrader.Upgrade) holds what one receive brought, reading paused.
 // Nothing closes an idle connection by default (no ping, no
 // timeout, as with gorilla's and net/http's hijacked connections): set
-// the engine's ReadIdleTimeout, and ping the clients to keep.
+// Options.PingInterval (see Keepalive), or the engine's ReadIdleTimeout.
 // SECURITY.md lists every resource a peer can make a server hold, its
 // bound and its test.
 //
@@ -136,9 +156,14 @@
 // permessage-deflate is the only extension; outgoing messages never use
 // context takeover, and under a window limit below 15 bits they are
 // Huffman-coded only (compress/flate cannot shrink its window). The
-// [Dialer] speaks HTTP/1.1 and has no proxy support. A WebSocket over
+// [Dialer] speaks HTTP/1.1, and through http:// proxies only (CONNECT,
+// Basic credentials: no https:// or SOCKS proxy, no other
+// authentication scheme). A WebSocket over
 // HTTP/2 (RFC 8441, server side only) costs what a TLS connection under
 // net/http does: two goroutines relay its stream through a socket pair
 // (two descriptors) to the loop. Nothing pings or times out an idle
-// connection by default (see Limits).
+// connection by default (see Limits). Keepalive counts input only: a
+// connection whose reading is paused (PauseRead, or the engine's
+// WriteHighWater while the peer does not read) for PingInterval and
+// PongTimeout hears nothing and is cut.
 package websocket

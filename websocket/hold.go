@@ -111,6 +111,7 @@ func (c *Conn) resume(h uint8) {
 func (c *Conn) openParked(ec *engine.Conn) {
 	defer ec.Recover(c.panickedOpen)
 	c.open()
+	c.startKeepalive()
 	p := c.parked
 	c.parked = 0
 	if p&parkedInput != 0 {

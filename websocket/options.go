@@ -57,6 +57,38 @@ type Options struct {
 	// does not read holds neither for longer. Default 5 s.
 	CloseTimeout time.Duration
 
+	// PingInterval turns keepalive on: a connection whose peer has sent
+	// nothing (no frame, no byte) for PingInterval is sent a ping, and
+	// one that then hears nothing from its peer for PongTimeout is cut.
+	// Any input counts, not only a pong: a peer busy sending a large
+	// message, its pong queued behind it, is alive. What this end writes
+	// does not count (a dead peer's kernel may still have taken it).
+	// Keepalive runs on the connection's read deadline, a timer of its
+	// loop: it costs no goroutine and no runtime timer, and each receive
+	// re-arms the deadline (a task posted to the loop, and a few small
+	// allocations: docs/bench/websocket-keepalive.md). Server and client
+	// connections alike; it begins once the connection opens, and stops
+	// when its close handshake begins (CloseTimeout bounds that). A
+	// connection whose reading is paused (PauseRead, or the engine's
+	// WriteHighWater) for longer than PingInterval and PongTimeout hears
+	// nothing from its peer and is cut too. An engine whose Options set
+	// CloseOnDeadline closes the connection when its first ping is due
+	// instead. Default 0: off, as with gorilla's and net/http's
+	// connections.
+	PingInterval time.Duration
+	// PongTimeout is how long a connection that pinged its peer (see
+	// PingInterval) waits for any input before it gives the peer up: it
+	// is then cut at once, without a close frame, and OnClose gets
+	// ErrPongTimeout. No close handshake is tried: the peer is presumed
+	// gone, a close frame would wait behind output it does not read, and
+	// waiting CloseTimeout for its answer would hold the connection for
+	// nothing. A peer still there sees the connection reset without a
+	// close frame: 1006 (StatusAbnormalClosure) by RFC 6455 §7.1.5. A
+	// silent peer is so cut PingInterval+PongTimeout after its last byte
+	// (and the loop's timer slack, a few milliseconds). Default
+	// PingInterval.
+	PongTimeout time.Duration
+
 	// Engine runs the connections that are not already on gale's loops:
 	// those a Dialer dials, and those an Upgrader takes over from a
 	// net/http server (which hands them over by Hijack). It must come from
@@ -114,6 +146,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CloseTimeout <= 0 {
 		o.CloseTimeout = defaultCloseTimeout
+	}
+	if o.PingInterval < 0 {
+		o.PingInterval = 0
+	}
+	if o.PongTimeout <= 0 {
+		o.PongTimeout = o.PingInterval
 	}
 	return o
 }

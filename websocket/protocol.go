@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"errors"
 	"io"
 	"net"
 
@@ -26,6 +27,7 @@ func (p *protocol) OnOpen(ec *engine.Conn) {
 		return // its callbacks wait for the HTTP handler (see hold.go)
 	}
 	c.open()
+	c.startKeepalive()
 }
 
 // panickedOpen ends c, whose OnOpen panicked, as internalError does, by
@@ -60,14 +62,17 @@ func (p *protocol) OnData(ec *engine.Conn, in *engine.Inbound) (act engine.Actio
 	return c.onData(in)
 }
 
-// OnDeadline ends a close handshake that took too long; no other deadline
-// is set.
+// OnDeadline ends a close handshake that took too long, and runs
+// keepalive (see keepalive.go); no other read deadline is set.
 func (p *protocol) OnDeadline(ec *engine.Conn, err error) engine.Action {
 	c := (*Conn)(p)
 	if c.handshake() != nil {
 		c.setCloseErr(err)
 		ec.Abort()
 		return engine.None
+	}
+	if !c.closeWait && c.keepalive() && errors.Is(err, engine.ErrReadDeadline) {
+		return c.keepaliveExpired(ec)
 	}
 	if c.closeWait {
 		c.setCloseErr(ErrCloseTimeout)

@@ -21,6 +21,7 @@ type reader struct {
 	closing    bool        // a close frame was received: input is ignored
 	utf8       utf8State   // a text message's validation so far
 	eof        bool        // the peer's stream ended: OnClose gets io.EOF for want of another reason
+	pinged     bool        // keepalive's ping went out, and nothing came since (see keepalive.go)
 }
 
 // onData parses what in holds and hands whole messages to the handler.
@@ -30,6 +31,8 @@ type reader struct {
 func (c *Conn) onData(in *engine.Inbound) engine.Action {
 	if c.closeWait {
 		c.extendCloseWait()
+	} else if c.keepalive() && in.Len() > 0 {
+		c.rearmKeepalive()
 	}
 	for in.Len() > 0 {
 		if c.rd.closing {

@@ -121,6 +121,11 @@ var (
 	// answer is not a valid upgrade, and by Upgrade for a request that is
 	// not one.
 	ErrBadHandshake = errors.New("websocket: bad handshake")
+	// ErrPongTimeout is OnClose's error when a connection with
+	// Options.PingInterval pinged its peer and heard nothing from it
+	// within Options.PongTimeout: the connection was cut without a close
+	// frame (CloseStatus reports StatusAbnormalClosure).
+	ErrPongTimeout = errors.New("websocket: no pong within the timeout")
 )
 
 // ProtocolError is OnClose's error when the peer broke RFC 6455 (or
