@@ -59,6 +59,11 @@ type EventStreamOptions struct {
 	// Retry, when positive, is sent first, as the client's reconnection
 	// time (a "retry:" field).
 	Retry time.Duration
+	// OnClose, if set, is called once the stream has ended, with Err's
+	// error, as Done closes: on the connection's loop for a loop-held
+	// stream, so it must not block. A hub of streams drops s there,
+	// without a goroutine per stream waiting on Done.
+	OnClose func(s *Stream, err error)
 }
 
 // The defaults of EventStreamOptions.

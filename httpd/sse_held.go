@@ -44,6 +44,7 @@ func (s *Stream) startHeld(w http.ResponseWriter, r *http.Request) error {
 		w.Write(b)
 	}
 	if err := h.rc.Flush(); err != nil {
+		s.opts.OnClose = nil // EventStream's error says it
 		s.finish(err)
 		return err
 	}

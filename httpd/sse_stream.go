@@ -96,6 +96,7 @@ func (s *Stream) startLoop(lr *response) error {
 	s.ec, s.srv = lr.c.ec, lr.c.s
 	open := s.srv.addStream(s)
 	if _, err := lr.switchTo(b, (*streamProto)(s)); err != nil {
+		s.opts.OnClose = nil // EventStream's error says it
 		s.finish(err)
 		return err
 	}
@@ -235,6 +236,9 @@ func (s *Stream) finish(err error) {
 		close(s.done)
 		if s.srv != nil {
 			s.srv.removeStream(s)
+		}
+		if f := s.opts.OnClose; f != nil {
+			f(s, s.Err())
 		}
 	})
 }

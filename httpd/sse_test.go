@@ -167,12 +167,15 @@ func testSSEFraming(t *testing.T) {
 	}
 }
 
-// TestSSEClientGoes: Done closes when the client goes, with io.EOF.
+// TestSSEClientGoes: Done closes when the client goes, and OnClose is
+// called, with the client's end.
 func TestSSEClientGoes(t *testing.T) { backendtest.Run(t, testSSEClientGoes) }
 
 func testSSEClientGoes(t *testing.T) {
 	got := make(chan *httpd.Stream, 1)
-	addr := sseServe(t, nil, httpd.EventStreamOptions{}, got)
+	closed := make(chan error, 2)
+	onClose := func(s *httpd.Stream, err error) { closed <- err }
+	addr := sseServe(t, nil, httpd.EventStreamOptions{OnClose: onClose}, got)
 	c, br := rawConn(t, addr)
 	io.WriteString(c, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
 	if _, err := http.ReadResponse(br, nil); err != nil {
@@ -188,6 +191,12 @@ func testSSEClientGoes(t *testing.T) {
 	t.Logf("Err() = %v", s.Err())
 	if err := s.Err(); err == nil || errors.Is(err, httpd.ErrQueueFull) {
 		t.Errorf("Err() = %v, want the client's end", err)
+	}
+	if err := <-closed; err != s.Err() {
+		t.Errorf("OnClose got %v, want Err's %v", err, s.Err())
+	}
+	if len(closed) != 0 {
+		t.Errorf("OnClose called twice")
 	}
 }
 
