@@ -1,6 +1,10 @@
 package httpd
 
-import "github.com/galeio/gale/engine"
+import (
+	"time"
+
+	"github.com/galeio/gale/engine"
+)
 
 // RunningHandlers returns the handlers counted against MaxHandlers.
 func RunningHandlers(s *Server) int {
@@ -31,4 +35,12 @@ func Engine(s *Server) *engine.Engine {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.eng
+}
+
+// SetStreamCloseWait sets how long a closed event stream's queued events
+// have to get out, and returns a function that restores it.
+func SetStreamCloseWait(d time.Duration) (restore func()) {
+	old := closeWait
+	closeWait = d
+	return func() { closeWait = old }
 }

@@ -27,9 +27,10 @@ type Stream struct {
 	srv    *Server // the server that Shutdown closes it with; nil for net/http's
 	done   chan struct{}
 
-	ec   *engine.Conn // a loop-held stream's connection; nil for a held one
-	hbAt int64        // when the next heartbeat is due, in Unix nanoseconds; the loop's
-	held *heldStream  // a stream the handler holds; nil for a loop-held one
+	ec      *engine.Conn // a loop-held stream's connection; nil for a held one
+	hbAt    int64        // when the next heartbeat is due, in Unix nanoseconds; the loop's
+	closing bool         // Close's bound is the read deadline; the loop's
+	held    *heldStream  // a stream the handler holds; nil for a loop-held one
 
 	mu       sync.Mutex
 	err      error // why the stream ended; nil while it is open
@@ -37,8 +38,8 @@ type Stream struct {
 }
 
 // closeWait is how long a closed stream's queued events have to get out
-// before the connection is cut.
-const closeWait = 5 * time.Second
+// before the connection is cut. A variable for the tests.
+var closeWait = 5 * time.Second
 
 // errStreamClosed fails a Send on a stream that ended.
 var errStreamClosed = fmt.Errorf("httpd: event stream closed: %w", net.ErrClosed)
@@ -74,6 +75,7 @@ func EventStream(w http.ResponseWriter, r *http.Request, opts EventStreamOptions
 		h.Set("Cache-Control", "no-cache")
 	}
 	h.Del("Content-Length")
+	h.Del("Transfer-Encoding")
 	if lr := loopResponse(w); lr != nil && r.ProtoMajor == 1 {
 		return s, s.startLoop(lr)
 	}
@@ -199,7 +201,10 @@ func (s *Stream) Close() error {
 		s.held.close()
 		return nil
 	}
-	s.ec.SetReadDeadline(time.Now().Add(closeWait)) // see OnDeadline
+	s.ec.Execute(func(ec *engine.Conn) {
+		s.closing = true
+		ec.SetReadDeadline(time.Now().Add(closeWait)) // see OnDeadline
+	})
 	return s.ec.Close()
 }
 
@@ -270,11 +275,11 @@ func (p *streamProto) OnData(ec *engine.Conn, in *engine.Inbound) engine.Action 
 // close whose output the client did not take in closeWait.
 func (p *streamProto) OnDeadline(ec *engine.Conn, err error) engine.Action {
 	s := (*Stream)(p)
-	if s.Err() != nil {
+	if s.closing {
 		ec.Abort()
 		return engine.None
 	}
-	if err != engine.ErrReadDeadline || s.hbAt == 0 {
+	if err != engine.ErrReadDeadline || s.hbAt == 0 || s.Err() != nil {
 		return engine.None
 	}
 	if ec.OutboundBuffered() >= s.opts.MaxQueued {

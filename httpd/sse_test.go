@@ -307,6 +307,38 @@ func testSSESlowClient(t *testing.T) {
 	}
 }
 
+// TestSSECloseStalled: a stream closed with events queued for a client
+// that does not read them ends once the close's bound passed.
+func TestSSECloseStalled(t *testing.T) { backendtest.Run(t, testSSECloseStalled) }
+
+func testSSECloseStalled(t *testing.T) {
+	defer httpd.SetStreamCloseWait(200 * time.Millisecond)()
+	got := make(chan *httpd.Stream, 1)
+	addr := sseServe(t, nil, httpd.EventStreamOptions{MaxQueued: 1 << 20, DropWhenFull: true}, got)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetReadBuffer(4 << 10)
+	io.WriteString(c, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+	s := <-got
+	data := strings.Repeat("x", 8<<10)
+	for i := 0; i < 64<<20/len(data); i++ {
+		if s.Send(httpd.Event{Data: data}) != nil {
+			break
+		}
+	}
+	t0 := time.Now()
+	s.Close()
+	select {
+	case <-s.Done():
+		t.Logf("ended %v after Close: %v", time.Since(t0), s.Err())
+	case <-time.After(10 * time.Second):
+		t.Fatal("a closed stream whose client does not read did not end")
+	}
+}
+
 // TestSSEIdleGoroutines: idle loop-held streams hold no goroutine.
 func TestSSEIdleGoroutines(t *testing.T) { backendtest.Run(t, testSSEIdleGoroutines) }
 
