@@ -26,7 +26,11 @@ type heldStream struct {
 	q       []byte // events queued, encoded
 	spare   []byte // the buffer Serve wrote last, for the next queue
 	writing int    // the bytes Serve is writing
-	serving bool   // Serve runs: it, not the request's end, closes Done
+	// serving is set while Serve runs: it, not the request's end, then
+	// closes Done, and w is the handler's, so that cut and close may set
+	// its write deadline (never a later request's, on a connection
+	// net/http reused), holding Stream.mu.
+	serving bool
 }
 
 // startHeld writes the response's head and sets s up for Serve. A
@@ -86,6 +90,11 @@ func (s *Stream) Serve() {
 	s.mu.Lock()
 	h.serving = true
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		h.serving = false
+		s.mu.Unlock()
+	}()
 	for {
 		select {
 		case <-h.wake:
@@ -114,6 +123,7 @@ func (s *Stream) Serve() {
 		h.spare, h.writing = b, 0
 		s.mu.Unlock()
 		if err != nil {
+			h.rc.SetWriteDeadline(time.Time{}) // close's, for what the queue held
 			s.finish(err)
 			return
 		}
@@ -149,13 +159,17 @@ func (h *heldStream) signal() {
 
 // cut stops Serve at once, dropping what is queued: a write under way is
 // ended by a write deadline in the past.
-func (h *heldStream) cut() {
-	h.rc.SetWriteDeadline(time.Now())
-	h.signal()
-}
+func (h *heldStream) cut(s *Stream) { h.stop(s, time.Now()) }
 
 // close has Serve write what is queued, within closeWait, and return.
-func (h *heldStream) close() {
-	h.rc.SetWriteDeadline(time.Now().Add(closeWait))
+func (h *heldStream) close(s *Stream) { h.stop(s, time.Now().Add(closeWait)) }
+
+// stop bounds Serve's writes by t, and wakes it to end.
+func (h *heldStream) stop(s *Stream, t time.Time) {
+	s.mu.Lock()
+	if h.serving {
+		h.rc.SetWriteDeadline(t)
+	}
+	s.mu.Unlock()
 	h.signal()
 }

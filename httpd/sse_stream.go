@@ -183,7 +183,7 @@ func (s *Stream) cut(err error) {
 		return
 	}
 	if s.held != nil {
-		s.held.cut()
+		s.held.cut(s)
 		return
 	}
 	s.ec.Abort()
@@ -198,7 +198,7 @@ func (s *Stream) Close() error {
 		return nil
 	}
 	if s.held != nil {
-		s.held.close()
+		s.held.close(s)
 		return nil
 	}
 	s.ec.Execute(func(ec *engine.Conn) {

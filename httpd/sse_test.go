@@ -555,3 +555,46 @@ func testSSEShutdown(t *testing.T) {
 		t.Errorf("then %v, want io.EOF", err)
 	}
 }
+
+// TestSSEHeldSlowClient: a stream its handler holds (net/http's server)
+// is cut at the bound too: Serve, blocked writing to a client that does
+// not read, returns.
+func TestSSEHeldSlowClient(t *testing.T) {
+	got := make(chan *httpd.Stream, 1)
+	served := make(chan struct{})
+	h := sseHandler(t, httpd.EventStreamOptions{MaxQueued: 64 << 10}, got)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(served)
+		h.ServeHTTP(w, r)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetReadBuffer(4 << 10)
+	io.WriteString(c, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+	s := <-got
+	data := strings.Repeat("x", 8<<10)
+	full := false
+	for i := 0; i < 64<<20/len(data) && !full; i++ {
+		full = errors.Is(s.Send(httpd.Event{Data: data}), httpd.ErrQueueFull)
+	}
+	if !full {
+		t.Fatal("no ErrQueueFull for a client that does not read")
+	}
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the cut")
+	}
+	if err := s.Err(); err != httpd.ErrQueueFull {
+		t.Errorf("Err() = %v, want ErrQueueFull", err)
+	}
+}
