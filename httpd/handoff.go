@@ -27,7 +27,7 @@ func (s *Server) ServeConn(nc net.Conn, input []byte) error {
 		return err
 	}
 	c := s.newConn(context.Background()) // no listener to give BaseContext; ConnContext applies
-	c.served = true // a keep-alive connection between requests: no h2c preface
+	c.served = true                      // a keep-alive connection between requests: no h2c preface
 	s.open.Add(1)
 	if _, err := s.eng.AdoptWith(nc, engine.Adoption{Input: input, Context: c}); err != nil {
 		s.open.Add(-1)
