@@ -3,6 +3,7 @@ package httpd_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/galeio/gale/httpd"
 	"github.com/galeio/gale/internal/testkit/backendtest"
+	"github.com/galeio/gale/internal/testkit/tlstest"
 )
 
 // sseServe serves event streams on a loopback port: each request's
@@ -596,5 +598,36 @@ func TestSSEHeldSlowClient(t *testing.T) {
 	}
 	if err := s.Err(); err != httpd.ErrQueueFull {
 		t.Errorf("Err() = %v, want ErrQueueFull", err)
+	}
+}
+
+// TestSSETLS: over TLS, an HTTP/1.1 stream is held on the loop as in the
+// clear, and an h2 one by its handler, with the same events.
+func TestSSETLS(t *testing.T) { backendtest.Run(t, testSSETLS) }
+
+func testSSETLS(t *testing.T) {
+	got := make(chan *httpd.Stream, 1)
+	addr, _ := startTLS(t, sseHandler(t, httpd.EventStreamOptions{}, got))
+	for _, h2 := range []bool{false, true} {
+		tr := &http.Transport{TLSClientConfig: tlstest.Get().ClientConfig(), ForceAttemptHTTP2: h2}
+		if !h2 {
+			tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+		}
+		resp, err := (&http.Client{Transport: tr}).Get("https://" + addr + "/events")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := <-got
+		if err := s.Send(httpd.Event{ID: "1", Data: "over\n" + resp.Proto}); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := readEvent(bufio.NewReader(resp.Body))
+		if err != nil || ev.data != "over\n"+resp.Proto || resp.ProtoMajor != map[bool]int{false: 1, true: 2}[h2] {
+			t.Errorf("over %s: read %+v, %v", resp.Proto, ev, err)
+		}
+		s.Close()
+		<-s.Done()
+		resp.Body.Close()
+		tr.CloseIdleConnections()
 	}
 }
