@@ -44,3 +44,6 @@ func SetStreamCloseWait(d time.Duration) (restore func()) {
 	closeWait = d
 	return func() { closeWait = old }
 }
+
+// PreparedBytes returns pe's encoding.
+func PreparedBytes(pe *PreparedEvent) []byte { return pe.b }

@@ -631,3 +631,31 @@ func testSSETLS(t *testing.T) {
 		tr.CloseIdleConnections()
 	}
 }
+
+// FuzzSSEEvent: an event that encodes is read back by a client's parser
+// (§9.2.6) as it was sent, its data's line breaks as LF; one that does
+// not has a line break (or NUL) in its ID or type.
+func FuzzSSEEvent(f *testing.F) {
+	for _, c := range sseCases {
+		f.Add(c.ev.ID, c.ev.Event, c.ev.Data)
+	}
+	f.Add("a\x00", "", "x")
+	f.Add("", "t\r", "x")
+	f.Add(" id", ": colon", "data: x\r\r\n\n:y")
+	f.Fuzz(func(t *testing.T, id, typ, data string) {
+		ev := httpd.Event{ID: id, Event: typ, Data: data}
+		pe, err := httpd.NewPreparedEvent(ev)
+		bad := strings.ContainsAny(id, "\r\n\x00") || strings.ContainsAny(typ, "\r\n")
+		if bad != (err != nil) {
+			t.Fatalf("NewPreparedEvent(%+q) = %v", ev, err)
+		}
+		if bad {
+			return
+		}
+		got, err := readEvent(bufio.NewReader(strings.NewReader(string(httpd.PreparedBytes(pe)))))
+		want := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(data)
+		if err != nil || got.id != id || got.typ != typ || got.data != want {
+			t.Fatalf("%+q read back as %+v, %v", ev, got, err)
+		}
+	})
+}
