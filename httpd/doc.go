@@ -103,6 +103,44 @@
 // test (TestLimits) that drives a hostile client to it while a
 // well-behaved one is served.
 //
+// # Server-sent events
+//
+// [EventStream] answers a request with an event stream (text/event-stream,
+// the WHATWG HTML standard's server-sent events, which a browser reads
+// with EventSource) and returns it as a [Stream], on which any goroutine
+// may [Stream.Send] an [Event] (ID, type, data, retry) without waiting:
+// data with line breaks goes as one "data:" field per line, and an ID or
+// type that cannot be framed is refused (ErrInvalidEvent). On a
+// loop-served HTTP/1.x connection the connection switches to the stream
+// on its loop, and the handler returns: an idle stream then holds no
+// goroutine and no runtime timer, only its socket, about a kilobyte of
+// heap and a timer of its loop, which sends a heartbeat comment every
+// EventStreamOptions.Heartbeat (15 s). Over HTTP/2, and on net/http's
+// connections, the handler's goroutine holds the stream instead, in
+// [Stream.Serve], with a ticker for the heartbeats: a stream's DATA there
+// waits for the client's flow-control windows, as the handler's writes
+// do. A handler calls Serve in any case; it returns at once for a stream
+// on the loop (ExampleEventStream).
+//
+// Each stream's queue is bounded (EventStreamOptions.MaxQueued, 256 KiB):
+// a Send that finds it full fails with [ErrQueueFull] and the stream is
+// cut, or, with DropWhenFull, only that event is dropped; so a client
+// that stops reading holds no more than that. A stream ends with
+// [Stream.Close] (after its queued events), when its client goes, when
+// it is cut, and when Shutdown closes it; [Stream.Done] and
+// EventStreamOptions.OnClose tell it, and [Stream.Err] says why. A
+// reconnecting client's Last-Event-ID is [Stream.LastEventID].
+// [Broadcast] sends one event to many streams, encoding it once
+// ([PreparedEvent]).
+//
+// Measured with 10,000 idle streams opened from another process
+// (GALE_SSE=10000 go test -run '^TestSSEMeasure$' ./httpd;
+// docs/bench/sse.md): an idle stream costs the server no goroutine, 815
+// bytes of heap and 929 of RSS on epoll, against net/http's two
+// goroutines, 15,464 bytes of heap and 24,722 of RSS for a handler that
+// waits on a channel and flushes. Streams count in Stats as upgraded
+// connections.
+//
 // # Behind a load balancer
 //
 // [Server.ProxyProtocol] reads the PROXY protocol header (v1 or v2) that

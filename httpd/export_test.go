@@ -1,6 +1,10 @@
 package httpd
 
-import "github.com/galeio/gale/engine"
+import (
+	"time"
+
+	"github.com/galeio/gale/engine"
+)
 
 // RunningHandlers returns the handlers counted against MaxHandlers.
 func RunningHandlers(s *Server) int {
@@ -32,3 +36,14 @@ func Engine(s *Server) *engine.Engine {
 	defer s.mu.Unlock()
 	return s.eng
 }
+
+// SetStreamCloseWait sets how long a closed event stream's queued events
+// have to get out, and returns a function that restores it.
+func SetStreamCloseWait(d time.Duration) (restore func()) {
+	old := closeWait
+	closeWait = d
+	return func() { closeWait = old }
+}
+
+// PreparedBytes returns pe's encoding.
+func PreparedBytes(pe *PreparedEvent) []byte { return pe.b }

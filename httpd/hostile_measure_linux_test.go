@@ -257,6 +257,10 @@ func TestHostileChild(t *testing.T) {
 		hostileClient(t, addr, n, "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\nx")
 	case "polls":
 		hostileClient(t, addr, n, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
+	case sseServerRole: // sse_measure_linux_test.go's
+		sseServer(t, os.Getenv("GALE_HOSTILE_SERVER"))
+	case sseClientRole:
+		sseClients(t, addr, n)
 	default:
 		t.Skip("run by TestHostileMeasure")
 	}

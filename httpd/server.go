@@ -155,6 +155,7 @@ type Server struct {
 	conns     connList   // the loop-served connections open
 	stds      []*stdSide // net/http's servers, one per listener that used one
 	onShut    []func()
+	streams   map[*Stream]struct{} // the event streams open (EventStream)
 	pool      *pool
 	shutting  atomic.Bool
 	shutAt    atomic.Int64 // when Shutdown began, in Unix nanoseconds

@@ -82,6 +82,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	stds := s.stds
 	s.mu.Unlock()
+	s.closeStreams()
 	stdDone := make(chan error, len(stds))
 	for _, std := range stds {
 		go func() { stdDone <- std.srv.Shutdown(ctx) }()

@@ -53,6 +53,17 @@ func Upgrade(w http.ResponseWriter, p Protocol) (*engine.Conn, error) {
 	if r == nil {
 		return nil, ErrNotLoop
 	}
+	var head bytes.Buffer
+	head.WriteString("HTTP/1.1 101 Switching Protocols\r\n")
+	r.header.Write(&head)
+	head.WriteString("\r\n")
+	return r.switchTo(head.Bytes(), p)
+}
+
+// switchTo writes head, the response's, and hands the connection to p
+// on its loop: Upgrade's work, which EventStream shares with a 200 head.
+// It runs on the handler's goroutine.
+func (r *response) switchTo(head []byte, p Protocol) (*engine.Conn, error) {
 	switch {
 	case r.hijacked:
 		return nil, http.ErrHijacked
@@ -61,16 +72,12 @@ func Upgrade(w http.ResponseWriter, p Protocol) (*engine.Conn, error) {
 	case !r.ex.bodyDone.Load():
 		return nil, errors.New("httpd: Upgrade of a request with a body left unread")
 	}
-	var head bytes.Buffer
-	head.WriteString("HTTP/1.1 101 Switching Protocols\r\n")
-	r.header.Write(&head)
-	head.WriteString("\r\n")
 	r.hijacked = true
 	c := r.c
-	// The Context becomes the caller's, nil until set, from here on: the
-	// loop finds c in the slot until switchTo puts p there.
+	// The Context becomes the caller's, nil until set: the loop finds c
+	// in the slot until switchTo puts p there.
 	connslot.Set(c.ec, c)
-	if _, err := c.ec.Write(head.Bytes()); err != nil {
+	if _, err := c.ec.Write(head); err != nil {
 		return nil, err
 	}
 	if err := c.ec.Execute(func(*engine.Conn) { c.switchTo(p) }); err != nil {
