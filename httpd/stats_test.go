@@ -63,7 +63,9 @@ func testStatsRequests(t *testing.T) {
 	srv := h2cServer()
 	srv.MaxHandlers = 8
 	addr := start(t, srv, http.HandlerFunc(echoH2))
-	h1 := &http.Client{Transport: &http.Transport{}}
+	// One connection: without the bound, a request that comes before the
+	// last one's connection is back in the idle pool dials another.
+	h1 := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
 	defer h1.Transport.(*http.Transport).CloseIdleConnections()
 	get := func(c *http.Client, n int) {
 		for range n {
