@@ -23,10 +23,11 @@ type reader struct {
 	eof        bool        // the peer's stream ended: OnClose gets io.EOF for want of another reason
 }
 
-// onData parses what in holds and hands whole messages to the handler.
-// It consumes every byte of every whole frame, and every payload byte of
-// a data frame begun, so the engine only ever holds a partial header or
-// control frame for it.
+// onData parses what in holds and hands whole messages to the handler
+// (or, for a StreamHandler, pieces: see onStreamData). It consumes every
+// byte of every whole frame, and every payload byte of a data frame
+// begun, so the engine only ever holds a partial header or control frame
+// for it (or, once a StreamHandler paused reading, what it had received).
 func (c *Conn) onData(in *engine.Inbound) engine.Action {
 	if c.closeWait {
 		c.extendCloseWait()

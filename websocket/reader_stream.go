@@ -61,6 +61,9 @@ func (c *Conn) readHeld() bool {
 
 // streamState returns the connection's streamIn, made on first need.
 func (c *Conn) streamState() *streamIn {
+	if r := c.rare.Load(); r != nil && r.in != nil {
+		return r.in
+	}
 	c.wmu.Lock()
 	r := c.rareLocked()
 	c.wmu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -383,5 +382,3 @@ func pauseThenResume(t *testing.T, h *streamer, paused chan *websocket.Conn, wan
 		t.Fatalf("after ResumeRead: %d bytes %.30q, want %d %.30q", len(m.data), m.data, len(want), want)
 	}
 }
-
-var _ = io.EOF
