@@ -130,6 +130,12 @@ func (c *Conn) streamPayload(in *engine.Inbound) error {
 // endStream ends a message whose last frame is empty.
 func (c *Conn) endStream() error {
 	s := c.rare.Load().in
+	if s.inf != nil && s.wire == 0 {
+		// A compressed message without even a block header: empty (as
+		// inflate has it).
+		s.inf.release()
+		s.inf = nil
+	}
 	if s.inf != nil {
 		_, err := c.inflatePieces(s, nil, true)
 		return err

@@ -331,6 +331,14 @@ func testStreamReadCompressed(t *testing.T) {
 		rc.frame(0xc1, true, d.message(msg))
 		check(websocket.TextMessage, msg)
 	}
+	rc.frame(0xc2, true, nil) // no DEFLATE data at all: empty
+	check(websocket.BinaryMessage, nil)
+	rc.frame(0xc2, true, []byte{0x00}) // RFC 7692 §7.2.3.6's empty block
+	check(websocket.BinaryMessage, nil)
+	rc.frame(0x42, true, nil) // fragments, the first and last empty
+	rc.frame(0x00, true, d.message([]byte("after nothing")))
+	rc.frame(0x80, true, nil)
+	check(websocket.BinaryMessage, []byte("after nothing"))
 }
 
 // TestStreamReadPause: a StreamHandler that calls PauseRead in
