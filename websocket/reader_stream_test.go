@@ -182,6 +182,74 @@ func equalStrings(a, b []string) bool {
 	return strings.Join(a, "\x00") == strings.Join(b, "\x00") && len(a) == len(b)
 }
 
+// TestStreamReadLargeCompressed streams a 64 MiB message that its
+// compression makes a few hundred KiB on the wire (a sync-flushed
+// fragment per MiB) under a 64 MiB ReadLimit: it arrives whole, in
+// pieces of at most 16 KiB, and the heap in use while it streams stays
+// far below its size.
+func TestStreamReadLargeCompressed(t *testing.T) { backendtest.Run(t, testStreamReadLargeCompressed) }
+
+func testStreamReadLargeCompressed(t *testing.T) {
+	const size, chunk = 64 << 20, 1 << 20
+	plain := make([]byte, chunk)
+	for i := range plain {
+		plain[i] = byte(i * 7)
+	}
+	var want uint32
+	for range size / chunk {
+		want = crc32.Update(want, crc32.IEEETable, plain)
+	}
+	h := newStreamer(false)
+	var peak atomic.Int64
+	var next int
+	h.hook = func(c *websocket.Conn, m *streamed, _ []byte) {
+		if m.n >= next {
+			next += 4 << 20
+			peak.Store(max(peak.Load(), heapInuse()))
+		}
+	}
+	o := websocket.Options{Handler: h, ReadLimit: size, Compression: websocket.CompressionEnabled}
+	url := serveWS(t, &websocket.Upgrader{Options: o}, false)
+	rc, _ := rawDial(t, url, "Sec-WebSocket-Extensions: permessage-deflate; client_no_context_takeover")
+	recv(t, h.conns)
+	rc.nc.SetDeadline(time.Now().Add(60 * time.Second))
+	var out bytes.Buffer
+	fw, _ := flate.NewWriter(&out, flate.BestSpeed)
+	wire := 0
+	base := heapInuse()
+	for i := range size / chunk {
+		out.Reset()
+		fw.Write(plain)
+		fw.Flush()
+		p, op := out.Bytes(), byte(0)
+		if i == 0 {
+			op = 0x42
+		}
+		if i == size/chunk-1 {
+			p, op = bytes.TrimSuffix(p, []byte{0, 0, 0xff, 0xff}), 0x80
+		}
+		wire += len(p)
+		rc.send(rawFrame(op, true, p))
+	}
+	var m streamed
+	select {
+	case m = <-h.msgs:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the message did not arrive within 60 s")
+	}
+	if m.n != size || m.crc != want {
+		t.Fatalf("message of %d bytes, CRC %#x; want %d bytes, CRC %#x", m.n, m.crc, size, want)
+	}
+	if m.maxPiece > 16<<10 {
+		t.Errorf("a piece of %d bytes, want at most 16 KiB", m.maxPiece)
+	}
+	grew := peak.Load() - base
+	t.Logf("%d MiB from %d KiB on the wire, in %d pieces; HeapInuse grew by at most %d KiB while it streamed", size>>20, wire>>10, m.pieces, grew>>10)
+	if grew > 8<<20 {
+		t.Errorf("HeapInuse grew by %d KiB while a %d MiB message streamed, want at most 8 MiB", grew>>10, size>>20)
+	}
+}
+
 // TestStreamReadFragments: a text message whose fragments split two
 // characters, with a ping, a pong and an empty fragment between them, is
 // delivered in order, the control frames handled between its pieces;
