@@ -42,7 +42,7 @@ type streamer struct {
 }
 
 func newStreamer(keep bool) *streamer {
-	return &streamer{conns: make(chan *websocket.Conn, 4), msgs: make(chan streamed, 16), closed: make(chan error, 4), keep: keep}
+	return &streamer{conns: make(chan *websocket.Conn, 128), msgs: make(chan streamed, 16), closed: make(chan error, 128), keep: keep}
 }
 
 func (s *streamer) OnOpen(c *websocket.Conn) {
@@ -248,6 +248,77 @@ func testStreamReadLargeCompressed(t *testing.T) {
 	if grew > 8<<20 {
 		t.Errorf("HeapInuse grew by %d KiB while a %d MiB message streamed, want at most 8 MiB", grew>>10, size>>20)
 	}
+}
+
+// TestStreamReadHeld measures what a connection holds while a message
+// streams to its StreamHandler, its first fragment delivered and the
+// rest to come: for 100 connections at once, the growth of the heap and
+// of the goroutine stacks in use, per connection. An uncompressed
+// message holds next to nothing; a compressed one its decompressor, a
+// piece and its coroutine, well under the 64 KiB of the fragment
+// (1 MiB decompressed) that the connection took.
+func TestStreamReadHeld(t *testing.T) { backendtest.Run(t, testStreamReadHeld) }
+
+func testStreamReadHeld(t *testing.T) {
+	const conns, first = 100, 64 << 10
+	fragment := make([]byte, first)
+	for i := range fragment {
+		fragment[i] = byte(i * 7)
+	}
+	var zipped bytes.Buffer
+	fw, _ := flate.NewWriter(&zipped, flate.BestSpeed)
+	for range 16 {
+		fw.Write(fragment)
+	}
+	fw.Flush()
+	for _, tc := range []struct {
+		name  string
+		frame []byte
+		n     int   // its bytes, delivered
+		most  int64 // per connection
+	}{
+		{"plain", rawFrame(0x02, true, fragment), first, 1 << 10},
+		{"compressed", rawFrame(0x42, true, zipped.Bytes()), 16 * first, 128 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newStreamer(false)
+			reached := make(chan bool, conns)
+			h.hook = func(c *websocket.Conn, m *streamed, chunk []byte) {
+				if m.n == tc.n {
+					reached <- true
+				}
+			}
+			o := websocket.Options{Handler: h, Compression: websocket.CompressionEnabled}
+			url := serveWS(t, &websocket.Upgrader{Options: o}, false)
+			rcs := make([]*rawConn, conns)
+			for i := range rcs {
+				rcs[i], _ = rawDial(t, url, "Sec-WebSocket-Extensions: permessage-deflate; client_no_context_takeover")
+				recv(t, h.conns)
+			}
+			base := heapAndStacks()
+			for _, rc := range rcs {
+				rc.send(tc.frame)
+			}
+			for range conns {
+				recv(t, reached)
+			}
+			per := (heapAndStacks() - base) / conns
+			t.Logf("%d connections, each with a message under way (%d bytes of it delivered): %d B each", conns, tc.n, per)
+			if per > tc.most {
+				t.Errorf("a connection with a message under way holds %d B, want at most %d", per, tc.most)
+			}
+		})
+	}
+}
+
+// heapAndStacks returns HeapInuse and StackInuse after two collections
+// (the second empties the sync.Pools' victim caches).
+func heapAndStacks() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapInuse + ms.StackInuse)
 }
 
 // TestStreamReadFragments: a text message whose fragments split two
