@@ -529,3 +529,26 @@ func pauseThenResume(t *testing.T, h *streamer, paused chan *websocket.Conn, wan
 		t.Fatalf("after ResumeRead: %d bytes %.30q, want %d %.30q", len(m.data), m.data, len(want), want)
 	}
 }
+
+// TestStreamReadClient: a Dialer's connection whose Handler is a
+// StreamHandler gets the server's (unmasked) messages in pieces, with
+// and without compression.
+func TestStreamReadClient(t *testing.T) { backendtest.Run(t, testStreamReadClient) }
+
+func testStreamReadClient(t *testing.T) {
+	for _, mode := range []websocket.CompressionMode{websocket.CompressionDisabled, websocket.CompressionEnabled} {
+		o := websocket.Options{Handler: newRecorder(true), ReadLimit: 4 << 20, MaxQueued: 4 << 20, Compression: mode}
+		url := serveWS(t, &websocket.Upgrader{Options: o}, false)
+		h := newStreamer(true)
+		c := dial(t, &websocket.Dialer{Options: websocket.Options{Handler: h, ReadLimit: 4 << 20, Compression: mode}}, url)
+		recv(t, h.conns)
+		for _, msg := range [][]byte{[]byte("small"), []byte(strings.Repeat("héllo wörld, € and 😀 echoed; ", 40000))} {
+			c.WriteMessage(websocket.TextMessage, msg)
+			m := recv(t, h.msgs)
+			if m.typ != websocket.TextMessage || !bytes.Equal(m.data, msg) {
+				t.Fatalf("compression %d: echo of type %v, %d bytes %.30q, want text, %d bytes %.30q", mode, m.typ, len(m.data), m.data, len(msg), msg)
+			}
+		}
+		c.CloseNow()
+	}
+}
