@@ -12,16 +12,19 @@ import (
 // StreamHandler, yielding at most inflatePiece bytes at a time.
 //
 // compress/flate's reader pulls its input, and keeps the first error its
-// source returns: it cannot be told "nothing yet, more later". So it runs
-// in a coroutine (iter.Pull), whose source, out of input, yields nil to
-// the loop and resumes when the loop gives it more. The coroutine runs
-// only while the loop waits for it (a switch, not a second thread), so
-// the flate state and the callbacks stay the loop's. While a message
-// streams it holds a pooled flate reader (about 44 KiB, its 32 KiB window
-// included), out, and the coroutine's stack; all go back at its end.
+// source returns: it cannot be told "nothing yet, more later". So unless
+// the message's payload is all there when its output is first asked for
+// (a message of one frame, received whole: then the loop reads flate
+// itself), it runs in a coroutine (iter.Pull), whose source, out of
+// input, yields nil to the loop and resumes when the loop gives it more.
+// The coroutine runs only while the loop waits for it (a switch, not a
+// second thread), so the flate state and the callbacks stay the loop's.
+// While a message streams it holds a pooled flate reader (about 44 KiB,
+// its 32 KiB window included), out, and the coroutine's stack; all go
+// back at its end.
 type inflateStream struct {
 	d    *decompressor
-	next func() ([]byte, bool)
+	next func() ([]byte, bool) // the coroutine's; nil until one is needed
 	stop func()
 
 	// The coroutine's side: what it reads, and how it yields.
@@ -33,8 +36,9 @@ type inflateStream struct {
 	tail    int     // bytes of inflateTail read
 	err     error   // why the coroutine ended, if not at the end of the DEFLATE data
 
-	ended bool // the coroutine ended: what follows in the message is ignored
-	out   [inflatePiece]byte
+	ended      bool // the DEFLATE data ended: what follows in the message is ignored
+	flateEnded bool // without the coroutine: flate's last read ended the data
+	out        [inflatePiece]byte
 }
 
 // inflatePiece bounds a piece of a streamed compressed message.
@@ -52,7 +56,6 @@ func newInflateStream(dict []byte) *inflateStream {
 	s.d = getDecompressor(nil, nil)
 	// flate's Resetter never fails; it copies dict.
 	s.d.fr.(flate.Resetter).Reset(s, dict)
-	s.next, s.stop = iter.Pull(s.run)
 	return s
 }
 
@@ -61,17 +64,24 @@ func newInflateStream(dict []byte) *inflateStream {
 func (s *inflateStream) run(yield func([]byte) bool) {
 	s.yield = yield
 	for {
-		n, err := s.d.fr.Read(s.out[:])
-		if n > 0 && !yield(s.out[:n]) {
-			return
-		}
-		if err != nil {
-			if err != io.EOF {
-				s.err = err
-			}
+		piece, ok := s.read()
+		if piece != nil && !yield(piece) || !ok {
 			return
 		}
 	}
+}
+
+// read reads a piece from flate (nil if none came); ok is false at the
+// end of the DEFLATE data or on an error (then in s.err).
+func (s *inflateStream) read() (piece []byte, ok bool) {
+	n, err := s.d.fr.Read(s.out[:])
+	if n > 0 {
+		piece = s.out[:n]
+	}
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	return piece, err == nil
 }
 
 // Read and ReadByte are flate's source (a flate.Reader, so that flate
@@ -141,24 +151,51 @@ func (s *inflateStream) take(p []byte) (used, pos int) {
 // the next pull, or needs more input than it was given (nil). done
 // reports that the DEFLATE data ended, well (err nil) or not.
 func (s *inflateStream) pull() (piece []byte, done bool, err error) {
-	if s.ended {
+	switch {
+	case s.ended:
 		return nil, true, nil
+	case s.next == nil && s.last:
+		// All the payload is there: flate cannot run out of input, and
+		// the loop reads it itself, piece by piece, until its end.
+		return s.direct()
+	case s.next == nil:
+		s.next, s.stop = iter.Pull(s.run)
 	}
 	piece, ok := s.next()
 	if !ok {
-		s.ended = true
-		if s.err != nil {
-			return nil, true, corruptError(s.err)
-		}
-		return nil, true, nil
+		return s.end()
 	}
 	return piece, false, nil
+}
+
+// direct is pull without the coroutine.
+func (s *inflateStream) direct() (piece []byte, done bool, err error) {
+	if s.flateEnded {
+		return s.end()
+	}
+	piece, ok := s.read()
+	s.flateEnded = !ok
+	if piece == nil {
+		return s.end()
+	}
+	return piece, false, nil
+}
+
+// end is pull's answer once the DEFLATE data ended.
+func (s *inflateStream) end() (piece []byte, done bool, err error) {
+	s.ended = true
+	if s.err != nil {
+		return nil, true, corruptError(s.err)
+	}
+	return nil, true, nil
 }
 
 // release ends the coroutine if it has not ended, and gives the flate
 // reader and s back to their pools: s is unusable after.
 func (s *inflateStream) release() {
-	s.stop()
+	if s.stop != nil {
+		s.stop()
+	}
 	s.d.fr.(flate.Resetter).Reset(&s.d.in, nil) // (holding no reference to s)
 	putDecompressor(s.d)
 	*s = inflateStream{}
