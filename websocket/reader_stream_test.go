@@ -552,3 +552,30 @@ func testStreamReadClient(t *testing.T) {
 		c.CloseNow()
 	}
 }
+
+// TestStreamReadSplitRune: a text frame whose payload arrives in two
+// receives, cut within a character, is delivered in two pieces, the
+// first ending with the character's first byte.
+func TestStreamReadSplitRune(t *testing.T) { backendtest.Run(t, testStreamReadSplitRune) }
+
+func testStreamReadSplitRune(t *testing.T) {
+	h := newStreamer(true)
+	got := make(chan string, 4)
+	h.hook = func(_ *websocket.Conn, _ *streamed, chunk []byte) { got <- string(chunk) }
+	url := serveWS(t, &websocket.Upgrader{Options: websocket.Options{Handler: h}}, false)
+	rc, _ := rawDial(t, url)
+	recv(t, h.conns)
+	frame := rawFrame(0x81, true, []byte("a€b")) // € is e2 82 ac
+	cut := len(frame) - 3                        // after "a\xe2"
+	rc.send(frame[:cut])
+	if p := recv(t, got); p != "a\xe2" {
+		t.Fatalf("first piece %q, want %q", p, "a\xe2")
+	}
+	rc.send(frame[cut:])
+	if p := recv(t, got); p != "\x82\xacb" {
+		t.Fatalf("second piece %q, want %q", p, "\x82\xacb")
+	}
+	if m := recv(t, h.msgs); string(m.data) != "a€b" || m.pieces != 2 {
+		t.Errorf("message %q in %d pieces, want %q in 2", m.data, m.pieces, "a€b")
+	}
+}
