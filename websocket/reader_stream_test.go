@@ -213,23 +213,12 @@ func testStreamReadLargeCompressed(t *testing.T) {
 	rc, _ := rawDial(t, url, "Sec-WebSocket-Extensions: permessage-deflate; client_no_context_takeover")
 	recv(t, h.conns)
 	rc.nc.SetDeadline(time.Now().Add(60 * time.Second))
-	var out bytes.Buffer
-	fw, _ := flate.NewWriter(&out, flate.BestSpeed)
-	wire := 0
+	// The frames are made first, so that the heap's growth is the
+	// server's alone, not the compressor's.
+	frames, wire := compressedFrames(plain, size/chunk)
 	base := heapInuse()
-	for i := range size / chunk {
-		out.Reset()
-		fw.Write(plain)
-		fw.Flush()
-		p, op := out.Bytes(), byte(0)
-		if i == 0 {
-			op = 0x42
-		}
-		if i == size/chunk-1 {
-			p, op = bytes.TrimSuffix(p, []byte{0, 0, 0xff, 0xff}), 0x80
-		}
-		wire += len(p)
-		rc.send(rawFrame(op, true, p))
+	for _, f := range frames {
+		rc.send(f)
 	}
 	var m streamed
 	select {
@@ -248,6 +237,29 @@ func testStreamReadLargeCompressed(t *testing.T) {
 	if grew > 8<<20 {
 		t.Errorf("HeapInuse grew by %d KiB while a %d MiB message streamed, want at most 8 MiB", grew>>10, size>>20)
 	}
+}
+
+// compressedFrames returns a compressed binary message of n times
+// plain, as masked frames, one sync-flushed fragment per plain, and its
+// payload's bytes.
+func compressedFrames(plain []byte, n int) (frames [][]byte, wire int) {
+	var out bytes.Buffer
+	fw, _ := flate.NewWriter(&out, flate.BestSpeed)
+	for i := range n {
+		out.Reset()
+		fw.Write(plain)
+		fw.Flush()
+		p, op := out.Bytes(), byte(0)
+		if i == 0 {
+			op = 0x42
+		}
+		if i == n-1 {
+			p, op = bytes.TrimSuffix(p, []byte{0, 0, 0xff, 0xff}), 0x80
+		}
+		wire += len(p)
+		frames = append(frames, rawFrame(op, true, p))
+	}
+	return frames, wire
 }
 
 // TestStreamReadHeld measures what a connection holds while a message
