@@ -15,6 +15,7 @@ package websocket_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -47,10 +48,16 @@ const abPerCase = 2 * time.Minute
 // so they run by hand (docs/autobahn has their report).
 func abAll() bool { return os.Getenv("GALE_AUTOBAHN") == "all" }
 
+// abStreamOnly reports whether only the server's streaming agent runs
+// (GALE_AUTOBAHN=stream): an echo server that takes each message in
+// pieces (a StreamHandler) and sends them on as a stream's fragments.
+// GALE_AUTOBAHN=all runs it too.
+func abStreamOnly() bool { return os.Getenv("GALE_AUTOBAHN") == "stream" }
+
 func needAutobahn(t *testing.T) {
 	t.Helper()
-	if v := os.Getenv("GALE_AUTOBAHN"); v != "1" && v != "all" {
-		t.Skip("the Autobahn testsuite takes minutes: set GALE_AUTOBAHN=1 (or all, with the takeover agents) to run it")
+	if v := os.Getenv("GALE_AUTOBAHN"); v != "1" && v != "all" && v != "stream" {
+		t.Skip("the Autobahn testsuite takes minutes: set GALE_AUTOBAHN=1 (or all, with the takeover, TLS and streaming agents; or stream, the streaming agent only) to run it")
 	}
 }
 
@@ -61,12 +68,43 @@ func (abEcho) OnMessage(c *websocket.Conn, typ websocket.MessageType, data []byt
 	c.WriteMessage(typ, data)
 }
 
+// abStreamEcho echoes every message as it arrives: it takes it in pieces
+// (it is a StreamHandler) and writes each piece to a stream (NextWriter),
+// the connection's Context while the message lasts.
+type abStreamEcho struct{ websocket.BaseHandler }
+
+func (abStreamEcho) OnMessageStart(c *websocket.Conn, typ websocket.MessageType) {
+	w, err := c.NextWriter(typ)
+	if err != nil {
+		w = nil // the connection is closing
+	}
+	c.SetContext(w)
+}
+
+func (abStreamEcho) OnMessageData(c *websocket.Conn, chunk []byte, final bool) {
+	w, _ := c.Context().(io.WriteCloser)
+	if w == nil {
+		return
+	}
+	w.Write(chunk)
+	if final {
+		w.Close()
+		c.SetContext(nil)
+	}
+}
+
 // startEcho starts an echo server at /ws on httpd.Server, on an
 // ephemeral port of 127.0.0.1, and returns its URL.
 func startEcho(t *testing.T, mode websocket.CompressionMode, useTLS bool) string {
 	t.Helper()
+	return startEchoWith(t, abEcho{}, mode, useTLS)
+}
+
+// startEchoWith is startEcho with the echo handler h.
+func startEchoWith(t *testing.T, h websocket.Handler, mode websocket.CompressionMode, useTLS bool) string {
+	t.Helper()
 	up := &websocket.Upgrader{Options: websocket.Options{
-		Handler:     abEcho{},
+		Handler:     h,
 		ReadLimit:   abLimit,
 		MaxQueued:   abLimit,
 		Compression: mode,
@@ -107,11 +145,20 @@ func TestAutobahnServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), abTimeout(t))
 	defer cancel()
 
-	targets := []abTarget{{"gale", startEcho(t, websocket.CompressionEnabled, false)}}
-	if abAll() {
-		targets = append(targets,
-			abTarget{"gale-tls", startEcho(t, websocket.CompressionEnabled, true)},
-			abTarget{"gale-takeover", startEcho(t, websocket.CompressionContextTakeover, false)})
+	stream := func() abTarget {
+		return abTarget{"gale-stream", startEchoWith(t, abStreamEcho{}, websocket.CompressionEnabled, false)}
+	}
+	var targets []abTarget
+	switch {
+	case abStreamOnly():
+		targets = []abTarget{stream()}
+	case abAll():
+		targets = []abTarget{{"gale", startEcho(t, websocket.CompressionEnabled, false)},
+			{"gale-tls", startEcho(t, websocket.CompressionEnabled, true)},
+			{"gale-takeover", startEcho(t, websocket.CompressionContextTakeover, false)},
+			stream()}
+	default:
+		targets = []abTarget{{"gale", startEcho(t, websocket.CompressionEnabled, false)}}
 	}
 	root := backendtest.TempDir(t)
 	runs := make([]*abRun, len(targets))
@@ -132,6 +179,9 @@ func TestAutobahnServer(t *testing.T) {
 // gale's echo clients, one wstest per agent.
 func TestAutobahnClient(t *testing.T) {
 	needAutobahn(t)
+	if abStreamOnly() {
+		t.Skip("GALE_AUTOBAHN=stream runs the server's streaming agent only")
+	}
 	t.Parallel()
 	wstest := wstestCmd(t)
 	version := wstestVersion(wstest)

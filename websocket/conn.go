@@ -54,6 +54,11 @@ type connRare struct {
 	live  *stream   // its fragments go out as they are written; under wmu
 	held  []heldMsg // in the order they were begun; under wmu
 	heldN int       // the bytes of held's frames, its streams' included; under wmu
+
+	// The message being read in pieces, for a StreamHandler (see
+	// reader_stream.go).
+	in       *streamIn   // made at the first such message; loop-owned
+	readHeld atomic.Bool // PauseRead was called, ResumeRead not since: a StreamHandler's pieces stop
 }
 
 // rareLocked returns c's rare part, made if it has none. c.wmu is held.
@@ -89,8 +94,9 @@ type config struct {
 	handler Handler
 	pinger  PingHandler // nil unless handler is one
 	ponger  PongHandler
-	live    *liveSet // an Upgrader's connections, for its Shutdown; nil for a Dialer's
-	stats   counters // Upgrader.Stats, Dialer.Stats
+	stream  StreamHandler // nil unless handler is one: messages are read in pieces
+	live    *liveSet      // an Upgrader's connections, for its Shutdown; nil for a Dialer's
+	stats   counters      // Upgrader.Stats, Dialer.Stats
 }
 
 func newConfig(o Options) *config {
@@ -100,6 +106,7 @@ func newConfig(o Options) *config {
 	}
 	cfg.pinger, _ = cfg.handler.(PingHandler)
 	cfg.ponger, _ = cfg.handler.(PongHandler)
+	cfg.stream, _ = cfg.handler.(StreamHandler)
 	return cfg
 }
 
@@ -160,11 +167,32 @@ func (c *Conn) Buffered() int {
 
 // PauseRead stops reading the connection's messages until ResumeRead: a
 // handler that hands messages to a slower worker holds the peer back
-// with it (TCP's flow control then does the rest).
-func (c *Conn) PauseRead() error { return c.ec().PauseRead() }
+// with it (TCP's flow control then does the rest). Messages already
+// received may still be delivered, but a StreamHandler's pieces stop at
+// once: none follows the OnMessageData that called PauseRead.
+func (c *Conn) PauseRead() error {
+	if c.cfg.stream != nil {
+		c.wmu.Lock()
+		r := c.rareLocked()
+		c.wmu.Unlock()
+		r.readHeld.Store(true)
+	}
+	return c.ec().PauseRead()
+}
 
 // ResumeRead resumes reading after PauseRead.
-func (c *Conn) ResumeRead() error { return c.ec().ResumeRead() }
+func (c *Conn) ResumeRead() error {
+	if c.cfg.stream == nil {
+		return c.ec().ResumeRead()
+	}
+	if r := c.rare.Load(); r != nil {
+		r.readHeld.Store(false)
+	}
+	if err := c.ec().ResumeRead(); err != nil {
+		return err
+	}
+	return c.ec().Wake() // the pieces PauseRead left unread
+}
 
 // Engine returns the engine whose loop serves the connection.
 func (c *Conn) Engine() *engine.Engine { return c.ec().Engine() }

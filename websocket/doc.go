@@ -56,6 +56,24 @@
 // Dial returns. (A connection that ends while its callbacks wait gets
 // OnOpen and OnClose when they may begin, on a goroutine of their own.)
 //
+// # Reading in pieces
+//
+// A Handler that also implements [StreamHandler] gets every message in
+// pieces as its frames arrive, on the loop, instead of whole: an
+// OnMessageStart, then OnMessageData calls, the last marked final (nbio's
+// OnDataFrame, gorilla's NextReader without a goroutine). An uncompressed
+// frame's payload is handed over as each receive brings it, from the
+// engine's own bytes; a compressed message is decompressed as it comes,
+// 16 KiB at most at a time. The rules are those of whole messages:
+// ReadLimit caps the total of the pieces (the decompressed total for a
+// compressed message), text is checked as UTF-8 across them (a character
+// may span two), and a violation closes the connection (1009, 1007)
+// before the piece that broke the rule is handed over, with no final
+// call. Control frames between fragments are handled between pieces. A
+// handler whose consumer falls behind calls PauseRead, which stops the
+// pieces at once, until ResumeRead. ExampleStreamHandler hashes messages
+// of up to 64 MiB that way, holding none.
+//
 // # Writes and slow peers
 //
 // WriteMessage, a stream's Write, WritePrepared and Broadcast write what
@@ -132,7 +150,11 @@
 // and none costs a goroutine, but one that net/http terminated TLS for
 // (see Upgrader). By default a message is held as it arrives up to
 // Options.ReadLimit, 1 MiB after decompression (past it: 1009 and
-// ErrReadLimit); a control frame up to 125 bytes; output for a peer that
+// ErrReadLimit); by a StreamHandler's connection, none of it: a partial
+// frame header, and for a compressed message a pooled decompressor
+// (about 44 KiB, its window included), a 16 KiB piece and the coroutine
+// that runs it (its goroutine stack), while the message streams, plus,
+// once it paused reading, what one receive brought; a control frame up to 125 bytes; output for a peer that
 // does not read up to Options.MaxQueued, 1 MiB (twice that behind an
 // open stream; then ErrQueueFull), and pongs up to the engine's
 // WriteHighWater, 64 KiB, past which the loop stops reading the peer; the
@@ -150,9 +172,11 @@
 //
 // # Limitations
 //
-// A message reaches OnMessage whole, after it all arrived: there is no
-// streaming reader, so a server that takes large messages raises
-// [Options.ReadLimit] and holds them (Options' example shows how).
+// A message reaches OnMessage whole, after it all arrived, so a server
+// that takes large messages raises [Options.ReadLimit] and holds them
+// (Options' example shows how), or takes them in pieces with a
+// [StreamHandler]. There is no io.Reader over a message (gorilla's
+// NextReader): a reader would block, and a callback must not.
 // permessage-deflate is the only extension; outgoing messages never use
 // context takeover, and under a window limit below 15 bits they are
 // Huffman-coded only (compress/flate cannot shrink its window). The

@@ -9,7 +9,8 @@ package websocket
 // their own; see Upgrader.Upgrade.) Embed BaseHandler to implement only
 // some callbacks.
 //
-// A Handler may also implement PingHandler and PongHandler.
+// A Handler may also implement PingHandler, PongHandler and
+// StreamHandler.
 type Handler interface {
 	// OnOpen runs once, when the connection is established, before any
 	// other callback; for a connection Upgrade returned, once the HTTP
@@ -27,6 +28,37 @@ type Handler interface {
 	// ErrCloseTimeout, io.EOF or io.ErrUnexpectedEOF when the peer went
 	// without a close frame, a deadline or network error.
 	OnClose(c *Conn, err error)
+}
+
+// StreamHandler is implemented by a Handler that takes messages in
+// pieces as they arrive, for messages too large to hold whole: its
+// OnMessage is then never called. Each message gets one OnMessageStart,
+// then OnMessageData calls, the last with final set. A piece is what a
+// receive brought of a frame's payload (uncompressed), or at most
+// 16 KiB of a compressed message's decompressed bytes; chunk may be
+// empty (a final call may bring nothing more), and is valid only during
+// the call. The pieces are unmasked and decompressed, and a text
+// message's are valid UTF-8 so far (a character may be split between two
+// pieces); Options.ReadLimit caps their total, and a message that breaks
+// a rule (too long, invalid UTF-8) closes the connection before the piece
+// that broke it is delivered, without a final call. So does the
+// connection's end mid-message: OnClose follows. Control frames between
+// a message's fragments are handled as they come, OnPing and OnPong
+// between two pieces.
+//
+// Conn.PauseRead called in OnMessageData (or from any goroutine) stops
+// the pieces at once: no more is delivered, and no more read from the
+// peer, until ResumeRead. While a message streams, the connection holds
+// at most a partial frame header and, for a compressed message, a
+// pooled decompressor (about 44 KiB), a 16 KiB output piece and the
+// coroutine that decompresses (see Limits in the package doc).
+type StreamHandler interface {
+	// OnMessageStart begins a message of type typ, TextMessage or
+	// BinaryMessage.
+	OnMessageStart(c *Conn, typ MessageType)
+	// OnMessageData brings the message's next piece; final marks its
+	// last.
+	OnMessageData(c *Conn, chunk []byte, final bool)
 }
 
 // PingHandler is implemented by a Handler that wants to see pings. The

@@ -15,7 +15,9 @@ type Options struct {
 
 	// ReadLimit caps a message's size, after decompression: a larger one
 	// closes the connection with StatusMessageTooBig (OnClose gets
-	// ErrReadLimit). Default DefaultReadLimit.
+	// ErrReadLimit). For a StreamHandler it caps the total of a message's
+	// pieces, which are not held: it may then be raised as far as the
+	// messages a server must take. Default DefaultReadLimit.
 	ReadLimit int
 
 	// MaxQueued caps the bytes queued for a connection and not yet sent,

@@ -149,6 +149,7 @@ func (p *protocol) OnClose(ec *engine.Conn, err error) {
 func (c *Conn) releaseReader() {
 	putBuf(c.rd.msg)
 	c.rd.msg = nil
+	c.releaseStream()
 	if c.pmd != nil {
 		c.pmd.win = nil
 	}

@@ -24,15 +24,19 @@ type reader struct {
 	pinged     bool        // keepalive's ping went out, and nothing came since (see keepalive.go)
 }
 
-// onData parses what in holds and hands whole messages to the handler.
-// It consumes every byte of every whole frame, and every payload byte of
-// a data frame begun, so the engine only ever holds a partial header or
-// control frame for it.
+// onData parses what in holds and hands whole messages to the handler
+// (or, for a StreamHandler, pieces: see onStreamData). It consumes every
+// byte of every whole frame, and every payload byte of a data frame
+// begun, so the engine only ever holds a partial header or control frame
+// for it (or, once a StreamHandler paused reading, what it had received).
 func (c *Conn) onData(in *engine.Inbound) engine.Action {
 	if c.closeWait {
 		c.extendCloseWait()
 	} else if c.keepalive() && in.Len() > 0 {
 		c.rearmKeepalive()
+	}
+	if c.cfg.stream != nil {
+		return c.onStreamData(in)
 	}
 	for in.Len() > 0 {
 		if c.rd.closing {
@@ -85,7 +89,7 @@ func (c *Conn) readFrame(in *engine.Inbound) (act engine.Action, more bool) {
 		return act, true
 	}
 	in.Discard(h.size)
-	if h.fin && h.op != continuation && !h.rsv1 && int64(in.Len()) >= h.length {
+	if h.fin && h.op != continuation && !h.rsv1 && int64(in.Len()) >= h.length && c.cfg.stream == nil {
 		return c.wholeMessage(h, in), true // the common case: no copy
 	}
 	if err := c.beginFrame(&h, in.Len()); err != nil {
@@ -118,9 +122,12 @@ func (c *Conn) check(h *header) error {
 	return nil
 }
 
-// msgLen is the length of the message so far.
+// msgLen is the length of the message so far, as sent.
 func (c *Conn) msgLen() int64 {
 	if c.rd.msg == nil {
+		if c.cfg.stream != nil && c.rd.typ != 0 {
+			return c.rare.Load().in.wire
+		}
 		return 0
 	}
 	return int64(len(c.rd.msg.b))
@@ -152,7 +159,9 @@ func (c *Conn) beginFrame(h *header, arrived int) error {
 	r := &c.rd
 	if h.op != continuation {
 		r.typ, r.compressed, r.utf8 = h.op, h.rsv1, utf8State{}
-		if r.msg == nil {
+		if c.cfg.stream != nil {
+			c.beginStream(h)
+		} else if r.msg == nil {
 			r.msg = getBuf(int(min(h.length, int64(arrived), maxPooled)))
 		}
 	}
@@ -163,7 +172,11 @@ func (c *Conn) beginFrame(h *header, arrived int) error {
 	}
 	if h.length == 0 {
 		r.inFrame = false
-		if h.fin {
+		switch {
+		case !h.fin:
+		case c.cfg.stream != nil:
+			return c.endStream()
+		default:
 			return c.endMessage()
 		}
 	}
