@@ -25,8 +25,10 @@ import (
 func (c *Conn) PauseRead() error { return c.post((*pauseTask)(c)) }
 
 // ResumeRead undoes PauseRead, posted the same way (Inbound.ResumeRead
-// is the immediate one). It does not call OnData for bytes already held:
-// Wake does.
+// is the immediate one). The receive it restarts is submitted after the
+// tasks posted before the resume ran, so that a PauseRead posted
+// meanwhile (by a callback that ran before it) holds. It does not call
+// OnData for bytes already held: Wake does.
 func (c *Conn) ResumeRead() error { return c.post((*resumeTask)(c)) }
 
 func (c *Conn) resumeRead() {
@@ -36,15 +38,27 @@ func (c *Conn) resumeRead() {
 	}
 }
 
-// pauseTask and resumeTask are the Conn under other types, so posting
-// them allocates nothing.
+// pauseTask, resumeTask and readTask are the Conn under other types, so
+// posting them allocates nothing.
 type (
 	pauseTask  Conn
 	resumeTask Conn
+	readTask   Conn
 )
 
-func (t *pauseTask) Run(*loop.Loop)  { (*Conn)(t).lbits.set(bHeld, true) }
-func (t *resumeTask) Run(*loop.Loop) { (*Conn)(t).resumeRead() }
+func (t *pauseTask) Run(*loop.Loop) { (*Conn)(t).lbits.set(bHeld, true) }
+
+// Run lifts the pause, and posts the receive's start behind the tasks
+// queued now: a PauseRead among them comes first, and holds.
+func (t *resumeTask) Run(*loop.Loop) {
+	c := (*Conn)(t)
+	if c.lbits.has(bHeld) {
+		c.lbits.set(bHeld, false)
+		c.post((*readTask)(c))
+	}
+}
+
+func (t *readTask) Run(*loop.Loop) { (*Conn)(t).startRead() }
 
 // errWaitCanceled is WaitOutput's answer when its done channel closed.
 var errWaitCanceled = errors.New("engine: wait for output canceled")

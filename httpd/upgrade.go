@@ -133,10 +133,13 @@ func (c *conn) switchTo(p Protocol) {
 		c.s.upgraded(c)
 		connslot.Set(c.ec, p)
 	}
-	p.OnOpen(c.ec)
 	if c.held {
+		// The server paused reading while the handler ran; the protocol
+		// reads from now on. Posted before OnOpen, so that a PauseRead of
+		// OnOpen's comes after it and holds.
 		c.held = false
 		c.ec.ResumeRead()
 	}
+	p.OnOpen(c.ec)
 	c.ec.Wake() // OnData, with the input held meanwhile (and the end of the client's stream, if it came: see OnData)
 }

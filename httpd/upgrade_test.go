@@ -158,3 +158,61 @@ func TestUpgradeSetContext(t *testing.T) {
 		}
 	}
 }
+
+// pauser is upper that pauses reading as it opens, until the test
+// resumes it.
+type pauser struct {
+	upper
+	ec chan *engine.Conn
+}
+
+func (p *pauser) OnOpen(c *engine.Conn) {
+	c.PauseRead()
+	p.ec <- c
+	p.upper.OnOpen(c)
+}
+
+// TestUpgradePausedInOpen: a protocol that pauses reading in OnOpen stays
+// paused, even when the server had paused reading itself while the
+// handler ran (bytes came behind the request): the server's own resume,
+// at the switch, used to come after OnOpen and undo the protocol's pause.
+func TestUpgradePausedInOpen(t *testing.T) {
+	p := &pauser{upper: upper{closed: make(chan error, 1)}, ec: make(chan *engine.Conn, 1)}
+	result := make(chan error, 1)
+	early := make(chan struct{})
+	srv := &httpd.Server{}
+	up := upgradeHandler(p, result)
+	addr := start(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-early
+		time.Sleep(50 * time.Millisecond) // the loop reads the early bytes, and pauses
+		up.ServeHTTP(w, r)
+	}))
+	c, r := rawConn(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: upper\r\n\r\n")
+	time.Sleep(20 * time.Millisecond) // the handler runs
+	io.WriteString(c, "early ")
+	close(early)
+	if resp, err := http.ReadResponse(r, nil); err != nil || resp.StatusCode != 101 {
+		t.Fatalf("response %v, %v; want 101", resp, err)
+	}
+	if err := <-result; err != nil {
+		t.Fatalf("Upgrade: %v", err)
+	}
+	ec := <-p.ec
+	want := "open:EARLY " // the input held before the switch is delivered
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(r, got); err != nil || string(got) != want {
+		t.Fatalf("read %q, %v; want %q", got, err, want)
+	}
+	io.WriteString(c, "late")
+	c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if n, err := r.Read(got); n > 0 || err == nil {
+		t.Fatalf("read %q while the protocol had paused reading", got[:n])
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	ec.ResumeRead()
+	if _, err := io.ReadFull(r, got[:4]); err != nil || string(got[:4]) != "LATE" {
+		t.Fatalf("after ResumeRead: read %q, %v; want LATE", got[:4], err)
+	}
+	ec.Close()
+}
