@@ -59,12 +59,15 @@ func TestChromiumOverHTTP2(t *testing.T) {
 		"--user-data-dir="+filepath.Join(t.TempDir(), "profile"), "--ignore-certificate-errors",
 		"--host-resolver-rules=MAP localhost 127.0.0.1", "https://localhost:"+port+"/")
 	cmd.WaitDelay = 5 * time.Second
+	inGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
 		cancel()
 		cmd.Wait()
+		killGroup(cmd) // its helpers too, before t.TempDir's removal
+		time.Sleep(100 * time.Millisecond)
 	}()
 	select {
 	case got := <-report:
