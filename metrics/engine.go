@@ -37,36 +37,36 @@ func addLoop(fs *families, l engine.LoopStats, lb ...string) {
 	fs.gauge("gale_engine_tls_handshakes", "TLS handshakes in progress.", int64(l.Handshakes), lb...)
 	fs.counter("gale_engine_accept_errors_total", "Accepts that failed.", l.AcceptErrors, lb...)
 	fs.counter("gale_engine_accepted_connections_total", "Connections that arrived (accepted or adopted), refused ones included.", l.Accepted, lb...)
-	const refused = "Connections refused as they arrived, by cap (Options.MaxConns, MaxConnsPerIP)."
-	fs.counter("gale_engine_refused_connections_total", refused, l.Refused.MaxConns, append(lb, "cap", "max_conns")...)
-	fs.counter("gale_engine_refused_connections_total", refused, l.Refused.MaxConnsPerIP, append(lb, "cap", "max_conns_per_ip")...)
-	const limits = "Connections closed by a limit, by limit."
-	for _, c := range []struct {
-		limit string
-		n     uint64
-	}{
-		{"input_buffer_full", l.Limits.InputBufferFull},
-		{"write_buffer_full", l.Limits.WriteBufferFull},
-		{"idle_timeout", l.Limits.IdleTimeout},
-		{"handshake_timeout", l.Limits.HandshakeTimeout},
-		{"proxy_header", l.Limits.ProxyHeader},
-	} {
-		fs.counter("gale_engine_limit_closes_total", limits, c.n, append(lb, "limit", c.limit)...)
-	}
-	const deadlines = "Read and write deadlines that passed (OnDeadline)."
-	fs.counter("gale_engine_deadlines_total", deadlines, l.Deadlines.Read, append(lb, "kind", "read")...)
-	fs.counter("gale_engine_deadlines_total", deadlines, l.Deadlines.Write, append(lb, "kind", "write")...)
-	const errs = "Connections closed by a failure, by kind."
-	for _, c := range []struct {
-		kind string
-		n    uint64
-	}{
-		{"reset", l.Errors.Reset},
-		{"read", l.Errors.Read},
-		{"write", l.Errors.Write},
-		{"tls_handshake", l.Errors.TLSHandshake},
-		{"other", l.Errors.Other},
-	} {
-		fs.counter("gale_engine_errors_total", errs, c.n, append(lb, "kind", c.kind)...)
+	fs.counters("gale_engine_refused_connections_total",
+		"Connections refused as they arrived, by cap (Options.MaxConns, MaxConnsPerIP).", "cap", lb,
+		byLabel{"max_conns", l.Refused.MaxConns}, byLabel{"max_conns_per_ip", l.Refused.MaxConnsPerIP})
+	fs.counters("gale_engine_limit_closes_total", "Connections closed by a limit, by limit.", "limit", lb,
+		byLabel{"input_buffer_full", l.Limits.InputBufferFull},
+		byLabel{"write_buffer_full", l.Limits.WriteBufferFull},
+		byLabel{"idle_timeout", l.Limits.IdleTimeout},
+		byLabel{"handshake_timeout", l.Limits.HandshakeTimeout},
+		byLabel{"proxy_header", l.Limits.ProxyHeader})
+	fs.counters("gale_engine_deadlines_total", "Read and write deadlines that passed (OnDeadline).", "kind", lb,
+		byLabel{"read", l.Deadlines.Read}, byLabel{"write", l.Deadlines.Write})
+	fs.counters("gale_engine_errors_total", "Connections closed by a failure, by kind.", "kind", lb,
+		byLabel{"reset", l.Errors.Reset},
+		byLabel{"read", l.Errors.Read},
+		byLabel{"write", l.Errors.Write},
+		byLabel{"tls_handshake", l.Errors.TLSHandshake},
+		byLabel{"other", l.Errors.Other})
+}
+
+// byLabel is one sample of a counter split by a label: its value, and
+// the count.
+type byLabel struct {
+	value string
+	n     uint64
+}
+
+// counters adds one sample of counter name per vs, each with lb and the
+// label key set to its value.
+func (fs *families) counters(name, help, key string, lb []string, vs ...byLabel) {
+	for _, v := range vs {
+		fs.counter(name, help, v.n, append(lb[:len(lb):len(lb)], key, v.value)...)
 	}
 }
