@@ -203,9 +203,17 @@ func (p *Pool) Close() {
 	p.mu.Unlock()
 }
 
-// FromEngine returns the Pool of an *engine.Pool, for the layers over
-// engine (websocket). engine sets it in its init.
-var FromEngine func(p any) *Pool
+// Hooks for the layers over engine (websocket), which queue their own
+// callbacks on an engine.Pool; engine sets them in its init.
+var (
+	// FromEngine returns the Pool of an *engine.Pool.
+	FromEngine func(p any) *Pool
+	// Hold stops the reading of an *engine.Conn, from its loop, while
+	// its pooled callbacks hold MaxQueued bytes.
+	Hold func(c any)
+	// Release undoes Hold, from any goroutine.
+	Release func(c any)
+)
 
 // Workers returns the number of workers alive.
 func (p *Pool) Workers() int {
