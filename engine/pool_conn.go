@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -16,6 +18,9 @@ import (
 // any goroutine would. The loop never waits: it holds pooled.mu only to
 // append. The worker never touches the loop's state: everything it
 // decides goes through Conn's methods or a posted task.
+
+// errPoolDetach refuses Detach of a connection on a Pool.
+var errPoolDetach = fmt.Errorf("engine: detach a connection whose callbacks run on a Pool: %w", errors.ErrUnsupported)
 
 // pevKind is the callback a pooled event runs.
 type pevKind uint8
