@@ -63,6 +63,10 @@ type pooled struct {
 	panicErr *PanicError // the panic of the callback that returned panicked
 }
 
+// keptEvents is the capacity of the event array a connection keeps when
+// its queue is empty (24 bytes an event).
+const keptEvents = 4
+
 // pooledBatch is how many callbacks of one connection a worker runs
 // before the connection goes to the back of the pool's queue.
 const pooledBatch = 8
@@ -151,10 +155,10 @@ func (pc *pooled) Run() bool {
 			return false
 		}
 		ev := pc.evs[0]
-		pc.evs[0] = pevent{}
-		pc.evs = pc.evs[1:]
-		if len(pc.evs) == 0 {
-			pc.evs = pc.evs[:0:0] // let the array go with the events
+		pc.evs = pc.evs[:copy(pc.evs, pc.evs[1:])] // a few events at most: data coalesces
+		pc.evs[:cap(pc.evs)][len(pc.evs)] = pevent{}
+		if len(pc.evs) == 0 && cap(pc.evs) > keptEvents {
+			pc.evs = nil // a burst's array goes; a small one stays, so a steady load allocates nothing
 		}
 		resume := false
 		if ev.kind == pevData {

@@ -104,10 +104,10 @@ func (q *poolQueue) Run() bool {
 			return false
 		}
 		ev := q.evs[0]
-		q.evs[0] = poolEvent{}
-		q.evs = q.evs[1:]
-		if len(q.evs) == 0 {
-			q.evs = q.evs[:0:0]
+		q.evs = q.evs[:copy(q.evs, q.evs[1:])]
+		q.evs[:cap(q.evs)][len(q.evs)] = poolEvent{}
+		if len(q.evs) == 0 && cap(q.evs) > 4 {
+			q.evs = nil // a burst's array goes; a small one stays, so a steady load allocates nothing
 		}
 		if ev.data != nil {
 			q.bytes -= len(ev.data.b)
