@@ -3,6 +3,7 @@ package engine_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -406,5 +407,82 @@ func testPoolStopFromCallback(t *testing.T) {
 	etRecv(t, e.Done(), "the engine's stop")
 	if err := etRecv(t, h.errs, "OnClose error"); !errors.Is(err, engine.ErrEngineStopped) {
 		t.Errorf("OnClose(%v), want ErrEngineStopped", err)
+	}
+}
+
+// TestPoolWaitOutputFreesWorker: a pooled callback waiting in WaitOutput
+// for a peer that does not read gives its worker up: on a pool of one
+// worker, another connection is served meanwhile.
+func TestPoolWaitOutputFreesWorker(t *testing.T) { backendtest.Run(t, testPoolWaitOutputFreesWorker) }
+
+func testPoolWaitOutputFreesWorker(t *testing.T) {
+	h := newPTHandler()
+	done := make(chan struct{})
+	waiting := make(chan struct{}, 1)
+	h.block = func(c *engine.Conn, line string) {
+		if line == "flood" {
+			c.Write(make([]byte, 8<<20)) // more than the socket buffers take
+			waiting <- struct{}{}
+			c.WaitOutput(0, done)
+		}
+	}
+	_, _, a := ptStart(t, h, engine.PoolOptions{MaxWorkers: 1}, engine.Options{})
+	t.Cleanup(func() { close(done) })
+	etDial(t, a).Write([]byte("flood\n")) // and never read
+	etRecv(t, waiting, "the flooding callback")
+	if err := ptLines(t, etDial(t, a), 50); err != nil {
+		t.Fatalf("beside a callback in WaitOutput: %v", err)
+	}
+}
+
+// ptGoodbye says goodbye from OnDeadline and OnDrain, on the pool.
+type ptGoodbye struct{ *ptHandler }
+
+func (h ptGoodbye) OnDeadline(c *engine.Conn, err error) engine.Action {
+	c.Write([]byte("idle\n"))
+	return engine.None
+}
+
+func (h ptGoodbye) OnDrain(c *engine.Conn) { c.Write([]byte("drain\n")) }
+
+// TestPoolGoodbyes: an idle timeout's OnDeadline and Shutdown's OnDrain
+// run on the pool, after the OnData queued before them, and their words
+// reach the peer before the close.
+func TestPoolGoodbyes(t *testing.T) { backendtest.Run(t, testPoolGoodbyes) }
+
+func testPoolGoodbyes(t *testing.T) {
+	h := ptGoodbye{newPTHandler()}
+	e, _, a := ptStart(t, h, engine.PoolOptions{}, engine.Options{IdleTimeout: 200 * time.Millisecond})
+	idle := etDial(t, a)
+	idle.Write([]byte("0\n"))
+	idle.SetReadDeadline(time.Now().Add(etWait))
+	if b, err := io.ReadAll(idle); string(b) != "0\nidle\n" || err != nil {
+		t.Errorf("an idle connection read %q, %v; want the echo, the goodbye and the end", b, err)
+	}
+	etRecv(t, h.closed, "OnClose")
+	if err := etRecv(t, h.errs, "OnClose error"); !errors.Is(err, engine.ErrIdleTimeout) {
+		t.Errorf("OnClose(%v), want ErrIdleTimeout", err)
+	}
+
+	drained := etDial(t, a)
+	if err := ptLines(t, drained, 1); err != nil {
+		t.Fatal(err)
+	}
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), etWait)
+		defer cancel()
+		shut <- e.Shutdown(ctx)
+	}()
+	drained.SetReadDeadline(time.Now().Add(etWait))
+	if b, err := io.ReadAll(drained); string(b) != "drain\n" || err != nil {
+		t.Errorf("at Shutdown the connection read %q, %v; want the goodbye and the end", b, err)
+	}
+	if err := etRecv(t, shut, "Shutdown"); err != nil {
+		t.Errorf("Shutdown = %v", err)
+	}
+	etRecv(t, h.closed, "OnClose")
+	if err := etRecv(t, h.errs, "OnClose error"); err != nil {
+		t.Errorf("OnClose(%v) after Shutdown, want nil", err)
 	}
 }

@@ -217,7 +217,7 @@
 // connection by default (see Limits). Keepalive counts input only: a
 // connection whose reading is paused (PauseRead, or the engine's
 // WriteHighWater while the peer does not read) for PingInterval and
-// PongTimeout hears nothing and is cut. With Options.Pool, the engine
-// that serves the connections should not have a Pool of its own (both
-// would steer the same pause of its reading).
+// PongTimeout hears nothing and is cut. The engine that serves the
+// connections has no engine.Options.Pool of its own (NewEngine and
+// httpd refuse one): the frames are read on its loops.
 package websocket
