@@ -90,5 +90,5 @@ func (p *Pool) Workers() int { return p.wp.Workers() }
 func init() {
 	workpool.FromEngine = func(p any) *workpool.Pool { return p.(*Pool).wp }
 	workpool.Hold = func(c any) { c.(*Conn).lbits.set(bQueued, true) }
-	workpool.Release = func(c any) { c.(*Conn).post((*poolResume)(c.(*Conn))) }
+	workpool.Unhold = func(c any) { c.(*Conn).unqueue() }
 }

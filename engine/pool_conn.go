@@ -139,6 +139,19 @@ type poolResume Conn
 
 func (t *poolResume) Run(*loop.Loop) {
 	c := (*Conn)(t)
+	if pc := c.poolOf(); pc != nil {
+		pc.mu.Lock()
+		again := pc.paused // the queue filled again since the take
+		pc.mu.Unlock()
+		if again {
+			return
+		}
+	}
+	c.unqueue()
+}
+
+// unqueue lifts bQueued. It runs on c's loop.
+func (c *Conn) unqueue() {
 	if c.lbits.has(bQueued) {
 		c.lbits.set(bQueued, false)
 		c.startRead()

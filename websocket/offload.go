@@ -12,7 +12,7 @@ import (
 // connection's poolQueue, the message's bytes copied, and a worker of the
 // pool makes the calls in order. While MaxQueued bytes wait, the engine
 // connection is not read (workpool.Hold); the worker lets it read again
-// once half of them were delivered.
+// (workpool.Unhold, on the loop) once half of them were delivered.
 
 // poolEvent is a Handler call waiting for the pool.
 type poolEvent struct {
@@ -117,7 +117,7 @@ func (q *poolQueue) Run() bool {
 		ended := q.ended
 		q.mu.Unlock()
 		if release {
-			workpool.Release(q.c.ec())
+			q.release()
 		}
 		if !ended || ev.kind == poolClose {
 			q.run(ev)
@@ -129,6 +129,19 @@ func (q *poolQueue) Run() bool {
 	q.queued = more
 	q.mu.Unlock()
 	return more
+}
+
+// release lets the engine connection read again, on its loop, unless
+// the queue filled up again meanwhile (a later Hold stands).
+func (q *poolQueue) release() {
+	q.c.ec().Execute(func(ec *engine.Conn) {
+		q.mu.Lock()
+		held := q.held
+		q.mu.Unlock()
+		if !held {
+			workpool.Unhold(ec)
+		}
+	})
 }
 
 // run makes the call ev.

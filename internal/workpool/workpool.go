@@ -208,11 +208,10 @@ func (p *Pool) Close() {
 var (
 	// FromEngine returns the Pool of an *engine.Pool.
 	FromEngine func(p any) *Pool
-	// Hold stops the reading of an *engine.Conn, from its loop, while
-	// its pooled callbacks hold MaxQueued bytes.
-	Hold func(c any)
-	// Release undoes Hold, from any goroutine.
-	Release func(c any)
+	// Hold stops the reading of an *engine.Conn while its pooled
+	// callbacks hold MaxQueued bytes, and Unhold lets it read again. Both
+	// run on the connection's loop.
+	Hold, Unhold func(c any)
 )
 
 // Workers returns the number of workers alive.
