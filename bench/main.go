@@ -47,7 +47,7 @@ import (
 )
 
 // peers are the other libraries' servers and the C references.
-var peers = []benchrun.Server{cepoll, curing, gaioServer, gaio64k, aioGaio, aioGaio64k, evioServer, gnetServer, nbioServer, netpollServer, rioServer}
+var peers = []benchrun.Server{cepoll, curing, gaioServer, gaio64k, aioGaio, aioGaio64k, evioServer, gnetServer, nbioServer, nbioExecServer, netpollServer, rioServer}
 
 // tlsPeers are the other libraries' TLS servers, beside benchrun's
 // engine-tls and std-tls; they run the tls- scenarios alone.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -121,7 +122,8 @@ const (
 	// down; it drops what it reads until its peer's end or the linger's
 	// bound (see written).
 	bLinger
-	bPerIP // counted in its peer's connections (Options.MaxConnsPerIP)
+	bPerIP  // counted in its peer's connections (Options.MaxConnsPerIP)
+	bQueued // reading stopped: PoolOptions.MaxQueued bytes wait for the pool
 )
 
 func (b loopBits) has(f loopBits) bool { return b&f != 0 }
@@ -172,6 +174,9 @@ func newConn(e *Engine, lp *eloop, fd int, stream bool, network string, laddr *n
 	c.laddr.Store(laddr)
 	c.fd.Init(fd)
 	lp.assigned.Add(1)
+	if p := e.opts.Pool; p != nil && !strings.HasPrefix(network, "udp") {
+		c.coldOf().pool = &pooled{c: c, wp: p.wp}
+	}
 	if e.opts.idling() {
 		c.timers = newConnTimers(c) // touch reads it from any goroutine: set it now
 	}

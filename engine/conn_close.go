@@ -145,6 +145,10 @@ func (c *Conn) drain() {
 		c.closeGracefully(nil) // no OnOpen yet: nothing to say goodbye to
 		return
 	}
+	if pc := c.poolOf(); pc != nil && !c.lbits.has(bClosed|bClosing) {
+		pc.push(pevent{kind: pevDrain}) // the worker closes c after OnDrain
+		return
+	}
 	if d, ok := c.lp.e.handler.(Drainer); ok && !c.lbits.has(bClosed|bClosing) {
 		prev := c.lp.enter(c)
 		act := c.callDrain(d)

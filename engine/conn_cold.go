@@ -20,6 +20,7 @@ type connCold struct {
 	detached *handOver   // set by Detach: where finish sends the descriptor; loop-owned
 	proxy    *proxyWait  // the PROXY header awaited, until it came; loop-owned
 	early    *earlyTasks // a held connection's tasks, until its attach is posted; set before the Conn is shared
+	pool     *pooled     // the callbacks' queue with Options.Pool; set before the Conn is shared
 }
 
 // coldOf returns c's cold part, made if c has none. It runs before c is

@@ -55,11 +55,17 @@ func (c *Conn) attach(l *loop.Loop) {
 // open runs OnOpen for c, attached, then serves it: the input adopted with
 // it first, then what it receives.
 func (c *Conn) open() {
-	prev := c.lp.enter(c)
-	out, act := c.callOpen()
-	c.lp.leave(c, prev)
-	if len(out) > 0 {
-		c.Write(out)
+	act := None
+	if pc := c.poolOf(); pc != nil {
+		pc.push(pevent{kind: pevOpen})
+	} else {
+		prev := c.lp.enter(c)
+		var out []byte
+		out, act = c.callOpen()
+		c.lp.leave(c, prev)
+		if len(out) > 0 {
+			c.Write(out)
+		}
 	}
 	switch {
 	case !c.act(act):
@@ -86,7 +92,7 @@ func (c *Conn) startRead() {
 		c.startDrop()
 		return
 	}
-	if c.lbits.has(bReading|bPaused|bHeld|bEOF|bClosing|bClosed) || c.lp.dead || c.tlsHeld() {
+	if c.lbits.has(bReading|bPaused|bHeld|bQueued|bEOF|bClosing|bClosed) || c.lp.dead || c.tlsHeld() {
 		return
 	}
 	c.lbits.set(bReading, true)
@@ -174,6 +180,10 @@ func (c *Conn) deliver(data []byte) {
 // onData runs OnData with the bytes kept in *kept followed by data, then
 // keeps in *kept what was not consumed.
 func (c *Conn) onData(data []byte, kept **inbuf) {
+	if pc := c.poolOf(); pc != nil {
+		pc.pushData(data, kept)
+		return
+	}
 	in := &c.lp.in
 	owned := len((*kept).bytes()) > 0 || data == nil
 	if owned {
@@ -262,6 +272,10 @@ func (c *Conn) peerClosed() {
 		// after the bytes before it, and its result closes c with
 		// crypto/tls's reason (a refusal it sent, say), not a bare EOF.
 		t.tr.CloseWith(io.ErrUnexpectedEOF)
+		return
+	}
+	if pc := c.poolOf(); pc != nil {
+		pc.push(pevent{kind: pevEOF}) // the worker closes c after OnData had all
 		return
 	}
 	if hc, ok := c.lp.e.handler.(HalfCloser); ok && !c.kind.has(kUDP) {

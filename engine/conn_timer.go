@@ -117,6 +117,10 @@ func (c *Conn) writeDeadline(time.Time) {
 
 func (c *Conn) deadline(err error) {
 	c.lp.stats.ev.countDeadline(err)
+	if pc := c.poolOf(); pc != nil {
+		pc.push(pevent{kind: pevDeadline, err: err})
+		return
+	}
 	prev := c.lp.enter(c)
 	act := c.callDeadline(err)
 	c.lp.leave(c, prev)
@@ -170,6 +174,10 @@ func (c *Conn) idle(now, active time.Time) {
 		c.fail(ErrIdleTimeout) // mid-handshake: no OnOpen, so no goodbye
 		return
 	}
+	if pc := c.poolOf(); pc != nil {
+		pc.push(pevent{kind: pevIdle}) // the worker posts idleClose after OnDeadline
+		return
+	}
 	bound := c.lp.e.opts.idleBound()
 	stalled := c.OutboundBuffered() > 0 && !active.Add(bound).After(now)
 	prev := c.lp.enter(c)
@@ -184,6 +192,25 @@ func (c *Conn) idle(now, active time.Time) {
 	}
 	if stalled {
 		c.fail(ErrIdleTimeout)
+		return
+	}
+	c.closeGracefully(ErrIdleTimeout)
+	if !c.lbits.has(bClosed) {
+		c.lp.l.Schedule(&c.timers.idle, now.Add(bound)) // cut the drain if it stalls
+	}
+}
+
+// idleClose closes an idle c once its pooled OnDeadline said goodbye, as
+// idle does after an OnDeadline on the loop. It runs on c's loop.
+func (c *Conn) idleClose() {
+	if c.lbits.has(bClosed | bClosing) {
+		return
+	}
+	now := c.lp.l.Now()
+	bound := c.lp.e.opts.idleBound()
+	active := time.Unix(0, c.timers.lastActive.Load())
+	if c.OutboundBuffered() > 0 && !active.Add(bound).After(now) {
+		c.fail(ErrIdleTimeout) // the output stalled: the goodbye cannot get out
 		return
 	}
 	c.closeGracefully(ErrIdleTimeout)

@@ -51,12 +51,18 @@ func (c *Conn) Detach() (net.Conn, error) {
 // Engine.AdoptInput, or netconn.FromEngine, takes both back onto a loop.
 //
 // Its waits, and the callbacks it may be called from (ErrDetachBusy), are
-// Detach's. A TLS connection cannot be detached (errors.ErrUnsupported).
+// Detach's. A TLS connection cannot be detached, nor one whose callbacks
+// run on Options.Pool (errors.ErrUnsupported).
 func (c *Conn) DetachInput() (net.Conn, []byte, error) {
 	if c.kind.has(kTLS) {
 		// The record layer's state lives in the tls.Conn on the loop;
 		// the socket alone would be a stream cut mid-record.
 		return nil, nil, errTLSDetach
+	}
+	if c.poolOf() != nil {
+		// Input may wait in the pool's queue, and callbacks run there:
+		// the hand-over could not take it all in order.
+		return nil, nil, errPoolDetach
 	}
 	h := &handOver{fd: make(chan int, 1)}
 	if !c.lp.l.OnLoop() && c.lp.e.onLoop() {

@@ -24,13 +24,65 @@
 // # Callbacks and concurrency
 //
 // Callbacks run on the connection's loop goroutine, one at a time per
-// loop: a slow callback delays every connection of its loop. Every method
+// loop: a slow callback delays every connection of its loop (unless they
+// run on a Pool: see Callbacks on a pool). Every method
 // of Engine and Conn is safe from any goroutine. Conn.Execute runs a
 // function on the connection's loop, ordered with its other events; Wake
 // calls OnData there. A connection that Dial or Adopt returns is on its
 // loop already, and its OnOpen may have run: a value its callbacks need
 // from the start (Conn.Context) is given with the connection, as
 // Adoption.Context to AdoptWith or DialWith, or set in OnOpen.
+//
+// # Callbacks on a pool
+//
+// A handler whose callbacks block (a database query, a call to another
+// service, a long computation) runs them on a [Pool], given as
+// Options.Pool:
+//
+//	pool := engine.NewPool(engine.PoolOptions{MaxWorkers: 64})
+//	e, err := engine.New(h, engine.Options{Pool: pool})
+//	...
+//	err = e.Shutdown(ctx)
+//	pool.Close()
+//
+// The loop still reads, writes and keeps the timers. Each callback of a
+// connection (OnOpen, OnData, OnEOF, OnDeadline, OnLimit, OnDrain,
+// OnClose) becomes an event in the connection's queue, which the pool's
+// workers run in order, one at a time per connection: a handler keeps its
+// per-connection state without a lock, as on the loop, and a connection
+// holds at most one worker. The loop never waits for the pool. What
+// differs from callbacks on the loop:
+//
+//   - Buffers: the loop copies the input into the connection's queue;
+//     OnData's Inbound is over that copy, valid during the call, and what
+//     the callback leaves unconsumed is presented again, before the input
+//     that came meanwhile, up to Options.MaxInputBuffer.
+//   - Backpressure: while PoolOptions.MaxQueued bytes (64 KiB) wait for
+//     OnData, the loop stops reading that connection, and TCP slows its
+//     peer; it reads again once a worker takes them. Inbound.PauseRead
+//     and ResumeRead act as Conn's, posted to the loop.
+//   - Actions: Close closes the connection after the output its callbacks
+//     wrote, as Conn.Close does; OnData is not called again, even for
+//     input already queued, and OnClose follows. The end of the peer's
+//     stream, a deadline, an idle timeout, Shutdown's drain and a limit
+//     close the connection after the callback that says goodbye (OnEOF,
+//     OnDeadline, OnDrain, OnLimit), which comes after every OnData queued
+//     before it: the reply to a peer's last request goes out before the
+//     close.
+//   - OnClose runs on the pool, after every callback queued before it;
+//     the connection is closed by then. Stop and Shutdown wait for it (a
+//     callback that never returns holds them); called from a pooled
+//     callback, they start the stop and return, as from the loop.
+//   - A panic is contained as on the loop: logged, the connection reset,
+//     OnClose given the *PanicError; the connection's other queued
+//     callbacks are dropped.
+//   - A read deadline is met once bytes arrive: the loop does not see
+//     what OnData consumes.
+//
+// OnBoot, OnTick, OnShutdown, Execute's functions and a UDP socket's
+// callbacks stay on the loop. A callback crosses from the loop to a worker
+// at a cost (a lock, the copy, a wake-up when the worker was idle):
+// docs/bench/pool.md in the repository has the figures.
 //
 // # Buffers
 //
@@ -188,6 +240,9 @@
 //     total (none by default). A close waits for its output until an idle
 //     timeout, a write deadline with Options.CloseOnDeadline, or
 //     Shutdown's context ends it.
+//   - Input waiting for a Pool: PoolOptions.MaxQueued per connection (64
+//     KiB), then the loop stops reading it; a connection holds at most one
+//     of PoolOptions.MaxWorkers workers.
 //   - A PROXY header: ProxyProtocol.Timeout (5 s) and MaxHeader (4 KiB),
 //     read from trusted sources only; a bad one closes with ErrProxyHeader.
 //   - A TLS handshake: Options.HandshakeTimeout (10 s, where net/http has
@@ -224,9 +279,13 @@
 //
 // # Limitations
 //
-// A callback that blocks stalls every connection of its loop: hand long
-// work to a goroutine, which may write to the [Conn] or bring its result
-// back with [Conn.Execute]. [Engine.Adopt] needs a connection that exposes its descriptor
+// A callback that blocks stalls every connection of its loop: run the
+// callbacks on a [Pool] (Options.Pool), or hand long work to a goroutine,
+// which may write to the [Conn] or bring its result back with
+// [Conn.Execute]. A connection whose callbacks run on a Pool cannot be
+// detached (errors.ErrUnsupported), and a pool whose workers all wait in
+// callbacks serves no other connection until one returns: bound those
+// waits. [Engine.Adopt] needs a connection that exposes its descriptor
 // (syscall.Conn): a *tls.Conn is refused, so adopt the raw connection
 // with [Adoption.TLS] instead. A TLS connection cannot leave its loop:
 // [Conn.Detach] refuses it with errors.ErrUnsupported. On Windows, UDP

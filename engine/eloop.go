@@ -78,9 +78,12 @@ func (lp *eloop) Provide() ([]byte, int) { return lp.buf, 0 }
 func (lp *eloop) Transient() bool { return true }
 
 // Offloads tells Auto whether the handler runs its users' code on other
-// goroutines (httpd's does: loop.Offloader); an engine's own callbacks
-// run on the loop.
+// goroutines (httpd's does: loop.Offloader; so do callbacks on
+// Options.Pool); an engine's own callbacks run on the loop.
 func (lp *eloop) Offloads() bool {
+	if lp.e.opts.Pool != nil {
+		return true
+	}
 	o, ok := lp.e.handler.(loop.Offloader)
 	return ok && o.Offloads()
 }

@@ -28,6 +28,9 @@ type Engine struct {
 	conns   atomic.Int64  // attached connections, and those being admitted
 	perIP   ipCounts      // Options.MaxConnsPerIP's counts
 	hs      handshakePool // TLS handshakes
+	// pooled counts the connections with callbacks on Options.Pool
+	// whose OnClose has not run: the loops add, stopLoops waits.
+	pooled sync.WaitGroup
 	// lost counts the connections that closed with output lost during a
 	// Shutdown (Conn.lost): what its error reports.
 	lost atomic.Int64

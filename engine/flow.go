@@ -91,12 +91,7 @@ func (c *Conn) WaitOutput(n int, done <-chan struct{}) error {
 		}
 		q.waitAt, q.waiting, q.inWait = n, true, true
 		c.mu.Unlock()
-		canceled := false
-		select {
-		case <-q.drain:
-		case <-done:
-			canceled = true
-		}
+		canceled := c.waitDrain(q.drain, done)
 		c.mu.Lock()
 		q.waiting, q.inWait = false, false
 		if canceled {
@@ -108,6 +103,23 @@ func (c *Conn) WaitOutput(n int, done <-chan struct{}) error {
 	c.putQueue() // the sends it waited for may have emptied the queue
 	c.mu.Unlock()
 	return nil
+}
+
+// waitDrain waits for drain or done, and reports whether done came
+// first. Called from one of c's pooled callbacks, it gives the worker up
+// meanwhile (workpool.Pool.Block): a peer that does not read holds the
+// callback, not a share of the pool.
+func (c *Conn) waitDrain(drain <-chan struct{}, done <-chan struct{}) bool {
+	if pc := c.poolOf(); pc != nil && pc.inCall.Load() {
+		pc.wp.Block()
+		defer pc.wp.Unblock()
+	}
+	select {
+	case <-drain:
+		return false
+	case <-done:
+		return true
+	}
 }
 
 // errWaitOnLoop refuses WaitOutput on the loop that must do the sending.
@@ -187,15 +199,21 @@ func (e *Engine) AdoptWith(nc net.Conn, a Adoption) (*Conn, error) {
 // taking effect at once: no receive follows this OnData until a
 // ResumeRead.
 func (in *Inbound) PauseRead() {
-	if in.c != nil {
+	switch {
+	case in.c != nil:
 		in.c.lbits.set(bHeld, true)
+	case in.pc != nil:
+		in.pc.c.PauseRead() // a pooled OnData: posted
 	}
 }
 
 // ResumeRead is Conn.ResumeRead for the connection whose OnData this is,
 // taking effect at once.
 func (in *Inbound) ResumeRead() {
-	if in.c != nil {
+	switch {
+	case in.c != nil:
 		in.c.resumeRead()
+	case in.pc != nil:
+		in.pc.c.ResumeRead()
 	}
 }

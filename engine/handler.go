@@ -16,8 +16,10 @@ const (
 
 // Handler receives a connection's events. Every callback runs on the
 // connection's loop goroutine; a callback that blocks stalls every
-// connection of that loop, so hand long work to another goroutine (and
-// come back with Conn.Write or Conn.Execute). A callback that panics
+// connection of that loop, so run the callbacks on a Pool
+// (Options.Pool: in order per connection, off the loop), or hand long
+// work to another goroutine (and come back with Conn.Write or
+// Conn.Execute). A callback that panics
 // ends its connection, and only it (see Options.CrashOnPanic).
 //
 // Embed BaseHandler to implement only the callbacks you need.

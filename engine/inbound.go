@@ -17,6 +17,7 @@ type Inbound struct {
 	buf  []byte   // unconsumed bytes
 	from net.Addr // datagrams: the source
 	c    *Conn    // whose OnData runs (see Conn.unconsumed); nil between calls
+	pc   *pooled  // whose pooled OnData runs, off the loop; nil between calls
 }
 
 // Len returns the number of unconsumed bytes.

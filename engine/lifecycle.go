@@ -29,7 +29,7 @@ import (
 // Called from a callback, Shutdown cannot wait for the loop it runs on: it
 // starts the shutdown and returns nil at once.
 func (e *Engine) Shutdown(ctx context.Context) error {
-	if e.onLoop() {
+	if e.onLoop() || e.onPool() {
 		go e.Shutdown(ctx)
 		return nil
 	}
@@ -64,7 +64,7 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 // engine was already stopping. Called from a callback, it starts the stop
 // and returns nil at once: it cannot wait for its own loop.
 func (e *Engine) Stop() error {
-	if e.onLoop() {
+	if e.onLoop() || e.onPool() {
 		go e.Stop()
 		return nil
 	}
@@ -122,7 +122,8 @@ func (e *Engine) stopLoops() {
 			})
 		})
 	}
-	e.hs.wait() // every connection closed: no handshake waits for input
+	e.hs.wait()     // every connection closed: no handshake waits for input
+	e.pooled.Wait() // the OnClose of every pooled connection ran
 	e.mu.Lock()
 	e.state = stateStopped
 	e.mu.Unlock()
@@ -141,6 +142,12 @@ func (e *Engine) shutdownAsync() {
 		defer cancel()
 		e.Shutdown(ctx)
 	}()
+}
+
+// onPool reports whether the caller is a worker of Options.Pool, whose
+// callbacks Stop waits for.
+func (e *Engine) onPool() bool {
+	return e.opts.Pool != nil && e.opts.Pool.wp.OnWorker()
 }
 
 // onLoop reports whether the caller runs on one of the engine's loops.

@@ -172,6 +172,14 @@ type Options struct {
 	// callback fails that handshake. Set it for a program that would
 	// rather stop, with the panic's full report, than serve on.
 	CrashOnPanic bool
+	// Pool, if not nil, runs the callbacks of every connection (OnOpen,
+	// OnData, OnEOF, OnDeadline, OnLimit, OnDrain, OnClose) on the pool's
+	// goroutines instead of the loop, in order per connection and never
+	// two at once for one connection, so a callback may block without
+	// stalling its loop: see Pool and the package documentation's
+	// "Callbacks on a pool". OnBoot, OnTick, OnShutdown, Execute's
+	// functions and a UDP socket's callbacks stay on the loops.
+	Pool *Pool
 
 	clock loop.Clock  // tests: manual clock
 	open  loop.Opener // tests: fault injection

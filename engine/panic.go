@@ -190,6 +190,10 @@ func (c *Conn) callFunc(f func(*Conn)) (act Action) {
 
 // callClose runs OnClose; c is closed, so a panic is only logged.
 func (c *Conn) callClose(err error) {
+	if pc := c.poolOf(); pc != nil {
+		pc.push(pevent{kind: pevClose, err: err}) // after every event queued before
+		return
+	}
 	var act Action
 	defer c.lp.contain(c, "OnClose", &act)
 	c.lp.e.handler.OnClose(c, err)

@@ -3,6 +3,7 @@ package httpd
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"syscall"
 	"time"
@@ -85,6 +86,12 @@ func (s *Server) start() error {
 		return nil
 	}
 	o := s.Engine
+	if o.Pool != nil {
+		// The server's loop code (heads, bodies, upgrades) must run on
+		// its loops: its handlers have their own goroutines, and an
+		// upgraded WebSocket takes websocket.Options.Pool.
+		return errors.New("httpd: Server.Engine.Pool is not supported: handlers run on goroutines of their own (a WebSocket's callbacks: websocket.Options.Pool)")
+	}
 	if o.ErrorLog == nil {
 		o.ErrorLog = s.ErrorLog // the engine's panics (an upgraded WebSocket's handler) go with the server's
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/galeio/gale/engine"
 	"github.com/galeio/gale/websocket"
 )
 
@@ -77,5 +78,34 @@ func (streamAcker) OnMessageStart(*websocket.Conn, websocket.MessageType) {}
 func (streamAcker) OnMessageData(c *websocket.Conn, _ []byte, final bool) {
 	if final {
 		c.WriteMessage(websocket.BinaryMessage, []byte("ok"))
+	}
+}
+
+// BenchmarkPoolEcho measures the echo of BenchmarkEcho (uncompressed)
+// with the server's OnMessage on the loop and on an engine.Pool: the
+// cost of the hand-over, a copy and a worker's wake-up per message.
+func BenchmarkPoolEcho(b *testing.B) {
+	for _, where := range []string{"loop", "pool"} {
+		for _, size := range []int{16, 1 << 10} {
+			b.Run(where+"/Size="+strconv.Itoa(size), func(b *testing.B) {
+				o := websocket.Options{Handler: &signal{echo: true}}
+				if where == "pool" {
+					p := engine.NewPool(engine.PoolOptions{})
+					b.Cleanup(p.Close)
+					o.Pool = p
+				}
+				url := serveWS(b, &websocket.Upgrader{Options: o}, false)
+				cli := &signal{got: make(chan int, 1)}
+				c := dial(b, &websocket.Dialer{Options: websocket.Options{Handler: cli}}, url)
+				defer c.CloseNow()
+				msg := bytes.Repeat([]byte("gale websocket! "), size/16)
+				b.SetBytes(int64(2 * size))
+				b.ReportAllocs()
+				for b.Loop() {
+					c.WriteMessage(websocket.BinaryMessage, msg)
+					<-cli.got
+				}
+			})
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/galeio/gale/engine"
+	"github.com/galeio/gale/internal/workpool"
 )
 
 // Conn is a WebSocket connection, served on a loop. Its write methods and
@@ -59,6 +60,8 @@ type connRare struct {
 	// reader_stream.go).
 	in       *streamIn   // made at the first such message; loop-owned
 	readHeld atomic.Bool // PauseRead was called, ResumeRead not since: a StreamHandler's pieces stop
+
+	pool atomic.Pointer[poolQueue] // the callbacks waiting for Options.Pool (offload.go)
 }
 
 // rareLocked returns c's rare part, made if it has none. c.wmu is held.
@@ -94,9 +97,10 @@ type config struct {
 	handler Handler
 	pinger  PingHandler // nil unless handler is one
 	ponger  PongHandler
-	stream  StreamHandler // nil unless handler is one: messages are read in pieces
-	live    *liveSet      // an Upgrader's connections, for its Shutdown; nil for a Dialer's
-	stats   counters      // Upgrader.Stats, Dialer.Stats
+	stream  StreamHandler  // nil unless handler is one: messages are read in pieces
+	pool    *workpool.Pool // Options.Pool's, or nil: callbacks on the loop
+	live    *liveSet       // an Upgrader's connections, for its Shutdown; nil for a Dialer's
+	stats   counters       // Upgrader.Stats, Dialer.Stats
 }
 
 func newConfig(o Options) *config {
@@ -107,6 +111,9 @@ func newConfig(o Options) *config {
 	cfg.pinger, _ = cfg.handler.(PingHandler)
 	cfg.ponger, _ = cfg.handler.(PongHandler)
 	cfg.stream, _ = cfg.handler.(StreamHandler)
+	if o.Pool != nil {
+		cfg.pool = workpool.FromEngine(o.Pool)
+	}
 	return cfg
 }
 

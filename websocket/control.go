@@ -16,11 +16,11 @@ func (c *Conn) control(op MessageType, p []byte) engine.Action {
 	case PingMessage:
 		c.writeControl(PongMessage, p) // fails only once closing: nothing to do then
 		if c.cfg.pinger != nil {
-			c.cfg.pinger.OnPing(c, p)
+			c.callPing(p)
 		}
 	case PongMessage:
 		if c.cfg.ponger != nil {
-			c.cfg.ponger.OnPong(c, p)
+			c.callPong(p)
 		}
 	case CloseMessage:
 		return c.closeReceived(p)

@@ -31,7 +31,8 @@
 //
 // Handler callbacks run on the connection's loop, one at a time per
 // connection; one that blocks stalls its loop's other connections, so
-// hand long work to a goroutine. The data OnMessage is given is valid
+// run them on a pool (see Callbacks on a pool), or hand long work to a
+// goroutine. The data OnMessage is given is valid
 // only during the call. Conn's methods are safe from any goroutine,
 // callbacks included, and none waits: not for the peer (see below), nor
 // for another goroutine's stream. Messages go out whole, one after
@@ -55,6 +56,33 @@
 // a client connection's value is DialWith's, as its OnOpen may run before
 // Dial returns. (A connection that ends while its callbacks wait gets
 // OnOpen and OnClose when they may begin, on a goroutine of their own.)
+//
+// # Callbacks on a pool
+//
+// Options.Pool, an [engine.Pool], runs the Handler's callbacks (OnOpen,
+// OnMessage, OnPing, OnPong, a StreamHandler's OnMessageStart and
+// OnMessageData, OnClose) on the pool's workers instead of the loop, in
+// the order the loop read the frames and never two at once for one
+// connection; so a callback may block (a database, another service)
+// while the loop serves the other connections:
+//
+//	pool := engine.NewPool(engine.PoolOptions{MaxWorkers: 64})
+//	defer pool.Close() // after the server stopped
+//	u := &websocket.Upgrader{Options: websocket.Options{Handler: h, Pool: pool}}
+//
+// The loop still reads and checks the frames, answers pings and close
+// frames, and enforces the limits. The data a pooled callback is given
+// is a copy, valid during the call as on the loop. While
+// engine.PoolOptions.MaxQueued bytes (64 KiB) of a connection's messages
+// wait for the pool, its loop stops reading the connection (its peer is
+// slowed by TCP), and reads again once half were delivered; a message
+// larger than that is queued whole (ReadLimit bounds it). Stats count a
+// message when it is queued. A pooled callback that panics fails its
+// connection as on the loop (1011), and the connection's queued
+// callbacks but OnClose are dropped. PauseRead stops the reading at
+// once, but the pieces and messages already queued are still delivered.
+// OnClose runs on the pool after every callback queued before it; an
+// Upgrader's Shutdown does not wait for it.
 //
 // # Reading in pieces
 //
@@ -189,5 +217,7 @@
 // connection by default (see Limits). Keepalive counts input only: a
 // connection whose reading is paused (PauseRead, or the engine's
 // WriteHighWater while the peer does not read) for PingInterval and
-// PongTimeout hears nothing and is cut.
+// PongTimeout hears nothing and is cut. The engine that serves the
+// connections has no engine.Options.Pool of its own (NewEngine and
+// httpd refuse one): the frames are read on its loops.
 package websocket

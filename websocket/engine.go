@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/galeio/gale/engine"
@@ -11,7 +12,13 @@ import (
 // Options.Engine: with its own options (loops, backend, MaxWriteBuffer,
 // timeouts). Stop it with its Shutdown or Stop when done; its connections
 // then close with no close frame (close them first for a clean end).
+//
+// Its Options.Pool must be nil: the frames are read on the loops, and the
+// Handler's callbacks go to websocket's Options.Pool instead.
 func NewEngine(o engine.Options) (*engine.Engine, error) {
+	if o.Pool != nil {
+		return nil, errors.New("websocket: NewEngine with engine.Options.Pool: set websocket's Options.Pool instead")
+	}
 	e, err := engine.New(engineHandler{}, o)
 	if err != nil {
 		return nil, err

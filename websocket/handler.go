@@ -2,9 +2,10 @@ package websocket
 
 // Handler receives a connection's events. Every callback runs on the
 // connection's loop, one at a time per connection: a callback that blocks
-// stalls every connection of its loop, so hand long work to another
-// goroutine (which may write to the connection: writes are safe from any
-// goroutine). (The exception: a connection that ends while its callbacks
+// stalls every connection of its loop, so run the callbacks on a pool
+// (Options.Pool: in order per connection, off the loop), or hand long
+// work to another goroutine (which may write to the connection: writes
+// are safe from any goroutine). (The exception: a connection that ends while its callbacks
 // wait for the HTTP handler gets OnOpen and OnClose on a goroutine of
 // their own; see Upgrader.Upgrade.) Embed BaseHandler to implement only
 // some callbacks.

@@ -140,5 +140,5 @@ func (c *Conn) openEnded() {
 	defer c.ec().Recover(nil) // its own goroutine: a panic is only logged
 	c.open()
 	c.cfg.stats.closed(c.rare.Load().closeErr)
-	c.cfg.handler.OnClose(c, c.rare.Load().closeErr)
+	c.callClose(c.rare.Load().closeErr)
 }

@@ -97,6 +97,19 @@ type Options struct {
 	// NewEngine. Default: one engine for the whole program, started on
 	// first use (with engine.Options' defaults) and never stopped.
 	Engine *engine.Engine
+
+	// Pool, if not nil, runs the Handler's callbacks (OnOpen, OnMessage,
+	// OnPing, OnPong, a StreamHandler's OnMessageStart and OnMessageData,
+	// OnClose) on the pool's goroutines instead of the loop, in order per
+	// connection and never two at once for one connection, so that a
+	// callback may block without stalling the other connections of its
+	// loop. Frames are still read, checked and answered (pongs, close
+	// frames) on the loop; a message's bytes are copied for its callback,
+	// and while engine.PoolOptions.MaxQueued bytes of a connection's
+	// messages wait for the pool, its loop stops reading it. See
+	// "Callbacks on a pool" in the package documentation. One pool may
+	// serve several Upgraders, Dialers and engines; close it after them.
+	Pool *engine.Pool
 }
 
 // CompressionMode says whether connections compress their messages.

@@ -41,7 +41,7 @@ func (c *Conn) panickedOpen(pe *engine.PanicError) {
 func (c *Conn) open() {
 	c.opened = true
 	c.cfg.stats.opened()
-	c.cfg.handler.OnOpen(c)
+	c.callOpen()
 }
 
 // OnData parses messages, and the handler's callbacks for them run
@@ -142,7 +142,7 @@ func (p *protocol) OnClose(ec *engine.Conn, err error) {
 		c.open() // the posted OnOpen came too late, or no OnOpen came: a Conn gets both
 	}
 	c.cfg.stats.closed(err)
-	c.cfg.handler.OnClose(c, err)
+	c.callClose(err)
 }
 
 // releaseReader returns the reader's buffers.

@@ -144,7 +144,7 @@ func (c *Conn) wholeMessage(h header, in *engine.Inbound) engine.Action {
 		return c.fail(invalidUTF8())
 	}
 	c.cfg.stats.received(len(p))
-	c.cfg.handler.OnMessage(c, h.op, p)
+	c.callMessage(h.op, p)
 	in.Discard(int(h.length))
 	return engine.None
 }
@@ -249,7 +249,7 @@ func (c *Conn) endMessage() error {
 	msg := r.msg
 	r.msg, r.typ, r.compressed = nil, 0, false
 	c.cfg.stats.received(len(data))
-	c.cfg.handler.OnMessage(c, typ, data)
+	c.callMessage(typ, data)
 	putBuf(out)
 	putBuf(msg)
 	return nil

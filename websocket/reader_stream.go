@@ -94,7 +94,7 @@ func (c *Conn) beginStream(h *header) {
 		}
 		s.inf = newInflateStream(dict)
 	}
-	c.cfg.stream.OnMessageStart(c, h.op)
+	c.callStart(h.op)
 }
 
 // streamPayload delivers what in has of the data frame's payload; it
@@ -199,7 +199,7 @@ func (c *Conn) deliverPiece(s *streamIn, p []byte, final bool) error {
 		}
 		c.cfg.stats.received(int(s.out))
 	}
-	c.cfg.stream.OnMessageData(c, p, final)
+	c.callPiece(p, final)
 	return nil
 }
 

@@ -78,15 +78,18 @@ var policy = map[string][]string{
 	// connslot is engine's slot for the protocol layers over it (httpd's
 	// upgraded Protocol), apart from the user's Context.
 	"internal/connslot": {},
+	// workpool runs pooled callbacks (engine.Pool): the standard library
+	// alone.
+	"internal/workpool": {},
 
 	// The two public APIs on the loops.
 	"aio":    {"backend", "internal/loop", "internal/sock"},
-	"engine": {"backend", "internal/connslot", "internal/loop", "internal/proxyproto", "internal/sock", "internal/tlsrec"},
+	"engine": {"backend", "internal/connslot", "internal/loop", "internal/proxyproto", "internal/sock", "internal/tlsrec", "internal/workpool"},
 
 	// Later: net.Conn and net.Listener drop-ins, then protocols.
 	"netconn":   {"backend", "engine", "internal/loop", "internal/sock"},
 	"httpd":     {"engine", "internal/connslot", "internal/h2frame", "internal/proxyproto", "netconn"},
-	"websocket": {"engine", "httpd"},
+	"websocket": {"engine", "httpd", "internal/workpool"},
 	// restart hands listeners over between processes (systemd, a Unix
 	// control socket): the standard library alone, for any net.Listener.
 	"restart": {},

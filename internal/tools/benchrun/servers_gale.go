@@ -34,6 +34,8 @@ func GaleServers() []Server {
 			Note: "the engine server on the net backend, the portable fallback"},
 		{Name: "engine-iocp", Serve: serveEngine(backend.IOCP), Gale: true, Backend: "iocp",
 			Note: "the engine server on IOCP (Windows: run with -wine under Wine): AcceptEx, zero-byte WSARecv then a non-blocking recv into the loop's buffer, WSASend"},
+		{Name: "engine-pool", Serve: serveEnginePool, Gale: true, Backend: "auto",
+			Note: "the engine server with its callbacks on an engine.Pool (default PoolOptions; Auto: epoll, as for any engine whose callbacks run off the loop): the loop copies the input into the connection's queue, a worker runs OnData and writes the echo"},
 		{Name: "stdnet", Serve: serveStd,
 			Note: "package net, a goroutine per connection, 64 KiB buffer"},
 		{Name: "netconn", Serve: serveNetconn(backend.Epoll), Gale: true, Backend: "epoll",
@@ -173,14 +175,26 @@ func serveEngine(b backend.Kind) func(net.Listener, func(net.Addr)) error {
 	return func(ln net.Listener, ready func(net.Addr)) error { return serveEngineOn(b, ln, nil, ready) }
 }
 
+// serveEnginePool is serveEngine's server with Options.Pool.
+func serveEnginePool(ln net.Listener, ready func(net.Addr)) error {
+	p := engine.NewPool(engine.PoolOptions{})
+	defer p.Close()
+	return serveEngineWith(engine.Options{Pool: p}, ln, nil, ready)
+}
+
 // serveEngineOn runs the engine server on backend b, on ln's address;
 // with TLS (Engine.ListenTLS) if config is not nil.
 func serveEngineOn(b backend.Kind, ln net.Listener, config *tls.Config, ready func(net.Addr)) error {
+	return serveEngineWith(engine.Options{Backend: b}, ln, config, ready)
+}
+
+// serveEngineWith runs the engine server with o, as serveEngineOn.
+func serveEngineWith(o engine.Options, ln net.Listener, config *tls.Config, ready func(net.Addr)) error {
 	addr := ln.Addr().String()
 	if err := ln.Close(); err != nil {
 		return err
 	}
-	e, err := engine.New(engineEcho{}, engine.Options{Backend: b})
+	e, err := engine.New(engineEcho{}, o)
 	if err != nil {
 		return err
 	}
