@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"syscall"
 	"time"
@@ -90,7 +91,7 @@ func (s *Server) start() error {
 		// The server's loop code (heads, bodies, upgrades) must run on
 		// its loops: its handlers have their own goroutines, and an
 		// upgraded WebSocket takes websocket.Options.Pool.
-		return errors.New("httpd: Server.Engine.Pool is not supported: handlers run on goroutines of their own (a WebSocket's callbacks: websocket.Options.Pool)")
+		return fmt.Errorf("httpd: Server.Engine.Pool: handlers run on goroutines of their own (a WebSocket's callbacks: websocket.Options.Pool): %w", errors.ErrUnsupported)
 	}
 	if o.ErrorLog == nil {
 		o.ErrorLog = s.ErrorLog // the engine's panics (an upgraded WebSocket's handler) go with the server's

@@ -2,6 +2,7 @@ package websocket
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/galeio/gale/engine"
@@ -17,7 +18,7 @@ import (
 // Handler's callbacks go to websocket's Options.Pool instead.
 func NewEngine(o engine.Options) (*engine.Engine, error) {
 	if o.Pool != nil {
-		return nil, errors.New("websocket: NewEngine with engine.Options.Pool: set websocket's Options.Pool instead")
+		return nil, fmt.Errorf("websocket: NewEngine with engine.Options.Pool (set websocket's Options.Pool instead): %w", errors.ErrUnsupported)
 	}
 	e, err := engine.New(engineHandler{}, o)
 	if err != nil {
