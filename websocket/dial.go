@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -58,12 +59,16 @@ type Dialer struct {
 // maxResponseHead caps the server's handshake response.
 const maxResponseHead = 16 << 10
 
+// maxRefusalBody caps the body of a refusal that Dial returns.
+const maxRefusalBody = 1 << 10
+
 // defaultHandshakeTimeout is Dialer.HandshakeTimeout's default.
 const defaultHandshakeTimeout = 10 * time.Second
 
 // Dial opens a WebSocket connection to url (ws:// or wss://), served by
-// d.Handler. The server's response is returned too, with its header (its
-// body is empty), also when the handshake fails: a status other than
+// d.Handler. The server's response is returned too, with its header,
+// also when the handshake fails (then with as much of its body as came
+// with the head, up to 1 KiB; otherwise empty): a status other than
 // 101, a response that breaks §4.1's rules, or a response head over 16
 // KiB returns an error wrapping ErrBadHandshake. When ctx (or
 // HandshakeTimeout) ends first, Dial closes the connection and returns
@@ -232,6 +237,9 @@ func (hs *handshake) onData(c *Conn, in *engine.Inbound) engine.Action {
 		return engine.None
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b[:end])), nil)
+	if err == nil && resp.StatusCode != http.StatusSwitchingProtocols {
+		resp.Body = refusalBody(b[:min(len(b), end+maxRefusalBody)])
+	}
 	in.Discard(end)
 	if err == nil {
 		hs.resp = resp
@@ -249,6 +257,19 @@ func (hs *handshake) onData(c *Conn, in *engine.Inbound) engine.Action {
 		return c.onData(in)
 	}
 	return engine.None
+}
+
+// refusalBody returns the body of a refusal (a status other than 101)
+// whose head and first bytes are b: as much of it as came with the head,
+// 1 KiB at most (as gorilla's Dial reads), decoded as its header says; it
+// often says why.
+func refusalBody(b []byte) io.ReadCloser {
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b)), nil)
+	if err != nil {
+		return http.NoBody
+	}
+	body, _ := io.ReadAll(resp.Body) // what came: a body cut short is kept
+	return io.NopCloser(bytes.NewReader(body))
 }
 
 // verify checks the server's response (§4.1, the client's checks).

@@ -36,6 +36,7 @@ type Dialer struct {
 
 	// HandshakeTimeout bounds the dial and the handshake; zero: 10 s
 	// (gale's default; gorilla's zero is no bound but the context's).
+	// A negative one fails every Dial, as gorilla's does.
 	HandshakeTimeout time.Duration
 
 	// ReadBufferSize is accepted and ignored (see Upgrader);
@@ -80,7 +81,8 @@ func (d *Dialer) Dial(urlStr string, requestHeader http.Header) (*Conn, *http.Re
 // override the request's, is refused too: gale's handshake writes the
 // URL's). ctx bounds the dial and the handshake, not the connection.
 // The server's response is returned, also when the handshake fails
-// (ErrBadHandshake); its body is empty.
+// (ErrBadHandshake), with as much of its body as came with its head, up
+// to 1 KiB (gorilla reads 1 KiB).
 func (d *Dialer) DialContext(ctx context.Context, urlStr string, requestHeader http.Header) (*Conn, *http.Response, error) {
 	if d == nil {
 		d = &Dialer{}
@@ -126,8 +128,16 @@ func (d *Dialer) DialContext(ctx context.Context, urlStr string, requestHeader h
 			req.AddCookie(ck)
 		}
 	}
+	if d.HandshakeTimeout != 0 { // a negative one fails at once, as gorilla's
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.HandshakeTimeout)
+		defer cancel()
+	}
 	c := newConn(false, "", d.WriteBufferSize)
 	ws, resp, err := gd.DialWith(ctx, urlStr, c)
+	if resp != nil && resp.Body == nil {
+		resp.Body = http.NoBody
+	}
 	if d.Jar != nil && resp != nil {
 		if rc := resp.Cookies(); len(rc) > 0 {
 			d.Jar.SetCookies(&cookieURL, rc)

@@ -72,12 +72,18 @@ func (c *Conn) setWS(ws *websocket.Conn) { c.ws.CompareAndSwap(nil, ws) }
 // Subprotocol returns the subprotocol agreed on in the handshake, or "".
 func (c *Conn) Subprotocol() string { return c.sub }
 
-// Close closes the connection at once, without a close frame, as
-// gorilla's Close closes its net.Conn: send one first with
-// WriteControl(CloseMessage, ...) or WriteMessage. A read blocked in
-// ReadMessage or NextReader returns an error matching net.ErrClosed. Safe
-// from any goroutine.
-func (c *Conn) Close() error { return c.ws.Load().CloseNow() }
+// Close closes the connection without a close frame, as gorilla's Close
+// closes its net.Conn (send one first with WriteControl(CloseMessage,
+// ...) or WriteMessage): what was written goes out first, then the TCP
+// connection's end (websocket.Conn.Hangup). A read blocked in
+// ReadMessage or NextReader returns at once, after the messages already
+// received, with an error matching net.ErrClosed. Safe from any
+// goroutine.
+func (c *Conn) Close() error {
+	ws := c.ws.Load()
+	c.in.push(ws, item{kind: itemEnd, err: &net.OpError{Op: "read", Net: "tcp", Source: c.local, Addr: c.remote, Err: net.ErrClosed}})
+	return ws.Hangup()
+}
 
 // LocalAddr returns the local network address.
 func (c *Conn) LocalAddr() net.Addr { return c.local }

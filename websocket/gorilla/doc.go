@@ -76,7 +76,7 @@
 // stand-in whose Read and Write fail (the loop owns the socket): its
 // addresses, Close and deadlines are the Conn's. A Dialer refuses a Host
 // in the request header, proxies only through http:// proxies, and
-// returns a response whose body is empty. Dialer.HandshakeTimeout zero
+// returns with a refusal only as much of its body as came with its head (up to 1 KiB). Dialer.HandshakeTimeout zero
 // means 10 s. NewClient, which takes an established net.Conn, is
 // missing; so are the concurrent-write panic (writes here are safe to
 // race) and BufferPool's use. Upgrader and Dialer gain a field, Engine,
