@@ -18,9 +18,13 @@ import (
 // loops, its handshake done there too. Its fields are gorilla's; it may
 // be used by many goroutines at once, and copied.
 type Dialer struct {
-	// NetDial, NetDialContext and NetDialTLSContext are accepted and
-	// ignored: gale dials TCP itself (with net.Dialer, directly or through
-	// Proxy) and does TLS on the loop.
+	// NetDialContext (or, if nil, NetDial) opens the TCP connections, to
+	// the server or to the proxy, as gorilla's does. A socket of package
+	// net's that it returns is adopted onto a loop; any other net.Conn (a
+	// wrapper) costs two goroutines for as long as it lives, which relay
+	// it to the loop (websocket.Dialer.NetDialContext).
+	// NetDialTLSContext is accepted and ignored: TLS is done on the loop,
+	// over NetDialContext's connection, with TLSClientConfig.
 	NetDial           func(network, addr string) (net.Conn, error)
 	NetDialContext    func(ctx context.Context, network, addr string) (net.Conn, error)
 	NetDialTLSContext func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -75,11 +79,12 @@ func (d *Dialer) Dial(urlStr string, requestHeader http.Header) (*Conn, *http.Re
 }
 
 // DialContext opens a WebSocket connection to urlStr (ws:// or wss://),
-// with requestHeader added to the handshake (Origin, Cookie,
-// Sec-WebSocket-Protocol when Subprotocols is empty...; a header the
-// handshake sets itself is refused, and Host, which gorilla lets
-// override the request's, is refused too: gale's handshake writes the
-// URL's). ctx bounds the dial and the handshake, not the connection.
+// with requestHeader added to the handshake (Origin, Cookie, Host in
+// place of the URL's, Sec-WebSocket-Protocol when Subprotocols is
+// empty...; a header the handshake sets itself is refused). ctx bounds
+// the dial and the handshake, not the connection; an
+// httptrace.ClientTrace in it is told of the dial and the handshake (see
+// websocket.Dialer.DialWith: some of its hooks run on the loop).
 // The server's response is returned, also when the handshake fails
 // (ErrBadHandshake), with as much of its body as came with its head, up
 // to 1 KiB (gorilla reads 1 KiB).
@@ -103,9 +108,15 @@ func (d *Dialer) DialContext(ctx context.Context, urlStr string, requestHeader h
 		Proxy:            d.Proxy,
 	}
 	gd.Engine = d.Engine
+	gd.NetDialContext = d.NetDialContext
+	if gd.NetDialContext == nil && d.NetDial != nil {
+		gd.NetDialContext = func(_ context.Context, network, addr string) (net.Conn, error) {
+			return d.NetDial(network, addr)
+		}
+	}
 	for k, vs := range requestHeader {
 		switch k {
-		case "Host", "Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version", "Sec-Websocket-Extensions":
+		case "Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version", "Sec-Websocket-Extensions":
 			return nil, nil, errors.New("websocket: duplicate header not allowed: " + k)
 		case "Sec-Websocket-Protocol":
 			if len(d.Subprotocols) > 0 {

@@ -63,22 +63,27 @@
 // # Limitations
 //
 // Some of gorilla's options are accepted and ignored, for they have no
-// meaning on gale's loops: Upgrader.HandshakeTimeout, ReadBufferSize,
-// WriteBufferPool; Dialer.NetDial, NetDialContext, NetDialTLSContext,
-// ReadBufferSize, WriteBufferPool; Conn.EnableWriteCompression and
+// meaning on gale's loops: Upgrader.HandshakeTimeout, ReadBufferSize and
+// WriteBufferPool; Dialer.NetDialTLSContext (TLS is done on the loop),
+// ReadBufferSize and WriteBufferPool; Conn.EnableWriteCompression and
 // SetCompressionLevel (the level is checked, then ignored: gale
-// compresses at flate.BestSpeed, messages of 64 bytes or more). The loop
-// answers every ping with a pong as it arrives, and every close frame
-// with one, whatever the handlers do: a ping handler that writes a pong
-// sends a second one, and a close handler cannot withhold the answer. An
-// empty close payload is sent as CloseNormalClosure, and WriteControl
-// refuses a close code RFC 6455 forbids sending. NetConn returns a
-// stand-in whose Read and Write fail (the loop owns the socket): its
-// addresses, Close and deadlines are the Conn's. A Dialer refuses a Host
-// in the request header, proxies only through http:// proxies, and
-// returns with a refusal only as much of its body as came with its head (up to 1 KiB). Dialer.HandshakeTimeout zero
-// means 10 s. NewClient, which takes an established net.Conn, is
-// missing; so are the concurrent-write panic (writes here are safe to
-// race) and BufferPool's use. Upgrader and Dialer gain a field, Engine,
-// the gale engine that runs their connections.
+// compresses at flate.BestSpeed the messages of 64 bytes or more).
+// A connection from Dialer.NetDial or NetDialContext that is not a
+// socket of package net's (a wrapper) is relayed to the loop by two
+// goroutines. The loop answers every ping with a pong as it
+// arrives, and every close frame with one, whatever the handlers do: a
+// ping handler that writes a pong sends a second one, and a close
+// handler cannot withhold the answer. An empty close payload is sent as
+// CloseNormalClosure, and WriteControl refuses a close code RFC 6455
+// forbids sending. NetConn returns a stand-in whose Read and Write fail
+// (the loop owns the socket): its addresses, Close and deadlines are the
+// Conn's. A Dialer proxies through http:// proxies only (no SOCKS5),
+// returns with a refused handshake only as much of its body as came with
+// its head (up to 1 KiB), and reports to an httptrace.ClientTrace the
+// dial's and the handshake's events but not TLS's. A zero
+// Dialer.HandshakeTimeout means 10 s. NewClient, which takes an
+// established net.Conn, is missing; so are the concurrent-write panic
+// (concurrent writes here are safe, though they may interleave messages
+// in either order) and BufferPool's use. Upgrader and Dialer gain a
+// field, Engine, the gale engine that runs their connections.
 package gorilla
