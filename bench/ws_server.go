@@ -34,7 +34,7 @@ type wsServer struct {
 type wsListenFunc func(network, addr string) (net.Listener, error)
 
 // wsServers are the servers, by -lib name, in the order of the tables.
-var wsServers = []wsServer{wsGale, wsGorilla, wsGws, wsNbio, wsCoder}
+var wsServers = []wsServer{wsGale, wsGorilla, wsGws, wsNbio, wsCoder, wsGaleGorilla, wsGaleGorillaHTTPD}
 
 func findWsServer(name string) (wsServer, error) {
 	for _, s := range wsServers {
