@@ -8,7 +8,7 @@ import (
 	websocket "github.com/galeio/gale/websocket/gorilla"
 )
 
-var wsGaleGorilla = wsServer{name: "gale-gorilla", version: "github.com/galeio/gale/websocket/gorilla (this tree)", serve: serveWsGaleGorilla,
+var wsGaleGorilla = wsServer{name: "gale-gorilla", version: "github.com/galeio/gale/websocket/gorilla (this tree)", serve: serveWsGaleGorilla, extra: true,
 	note: "gorilla's server (ws_gorilla.go) with only its import changed to gale's websocket/gorilla: a net/http server, the handler loops ReadMessage / WriteMessage on the request's goroutine; the hijacked connection is adopted onto gale's shared engine (loops: GOMAXPROCS), which reads it"}
 
 // serveWsGaleGorilla is serveWsGorilla, ported by its import line.
@@ -35,7 +35,7 @@ func serveWsGaleGorilla(ln net.Listener) error {
 	return srv.Serve(ln)
 }
 
-var wsGaleGorillaHTTPD = wsServer{name: "gale-gorilla-httpd", version: "github.com/galeio/gale/websocket/gorilla (this tree)", serve: serveWsGaleGorillaHTTPD,
+var wsGaleGorillaHTTPD = wsServer{name: "gale-gorilla-httpd", version: "github.com/galeio/gale/websocket/gorilla (this tree)", serve: serveWsGaleGorillaHTTPD, extra: true,
 	note: "gale-gorilla's handler on gale's httpd.Server at its defaults in place of net/http's: the upgraded connection stays on the loop that served its request, and the handler's goroutine loops ReadMessage / WriteMessage"}
 
 // serveWsGaleGorillaHTTPD is serveWsGaleGorilla on httpd.Server.

@@ -28,6 +28,10 @@ type wsServer struct {
 	note    string // how it is written
 	// serve serves ln.
 	serve func(ln net.Listener) error
+	// extra leaves the server out of ws-bench's default -libs: gale's
+	// own variants (docs/bench/gorilla.md), beside the libraries
+	// docs/bench/ws compares.
+	extra bool
 }
 
 // wsListenFunc opens a TCP listener, with SO_REUSEPORT when asked.
@@ -150,6 +154,17 @@ func wsNames() []string {
 	var names []string
 	for _, s := range wsServers {
 		names = append(names, s.name)
+	}
+	return names
+}
+
+// wsDefaultNames are the servers ws-bench runs unless -libs names others.
+func wsDefaultNames() []string {
+	var names []string
+	for _, s := range wsServers {
+		if !s.extra {
+			names = append(names, s.name)
+		}
 	}
 	return names
 }
