@@ -87,7 +87,7 @@ func wsBenchMain(args []string) error {
 	fs := flag.NewFlagSet("ws-bench", flag.ExitOnError)
 	var o wsBenchOptions
 	fs.StringVar(&o.mode, "mode", "idle", "idle (memory per idle connection) or echo (BenchEcho: request/response of -payload bytes)")
-	libs := fs.String("libs", strings.Join(wsNames(), ","), "servers, comma-separated")
+	libs := fs.String("libs", strings.Join(wsDefaultNames(), ","), "servers, comma-separated (also: "+strings.Join(wsNames(), ", ")+")")
 	fs.IntVar(&o.reps, "reps", 3, "repetitions; the libraries run interleaved, in a rotated order each time")
 	fs.IntVar(&o.n, "n", 10000, "connections")
 	fs.IntVar(&o.conc, "c", 1000, "echo: request/response loops in flight")

@@ -28,13 +28,17 @@ type wsServer struct {
 	note    string // how it is written
 	// serve serves ln.
 	serve func(ln net.Listener) error
+	// extra leaves the server out of ws-bench's default -libs: gale's
+	// own variants (docs/bench/gorilla.md), beside the libraries
+	// docs/bench/ws compares.
+	extra bool
 }
 
 // wsListenFunc opens a TCP listener, with SO_REUSEPORT when asked.
 type wsListenFunc func(network, addr string) (net.Listener, error)
 
 // wsServers are the servers, by -lib name, in the order of the tables.
-var wsServers = []wsServer{wsGale, wsGorilla, wsGws, wsNbio, wsCoder}
+var wsServers = []wsServer{wsGale, wsGorilla, wsGws, wsNbio, wsCoder, wsGaleGorilla, wsGaleGorillaHTTPD}
 
 func findWsServer(name string) (wsServer, error) {
 	for _, s := range wsServers {
@@ -150,6 +154,17 @@ func wsNames() []string {
 	var names []string
 	for _, s := range wsServers {
 		names = append(names, s.name)
+	}
+	return names
+}
+
+// wsDefaultNames are the servers ws-bench runs unless -libs names others.
+func wsDefaultNames() []string {
+	var names []string
+	for _, s := range wsServers {
+		if !s.extra {
+			names = append(names, s.name)
+		}
 	}
 	return names
 }

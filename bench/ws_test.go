@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -27,7 +28,8 @@ func TestWsBenchSmoke(t *testing.T) {
 		t.Run(client, func(t *testing.T) {
 			dir := t.TempDir()
 			err := wsBenchMain([]string{"-mode", "echo", "-client", client, "-n", "20", "-c", "5", "-d", "200ms", "-reps", "1",
-				"-settle", "50ms", "-max-busy", "1", "-server-cpu", "", "-client-cpu", "", "-out", dir})
+				"-settle", "50ms", "-max-busy", "1", "-server-cpu", "", "-client-cpu", "", "-out", dir,
+				"-libs", strings.Join(wsNames(), ",")})
 			if err != nil {
 				t.Fatal(err)
 			}

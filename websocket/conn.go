@@ -213,6 +213,25 @@ func (c *Conn) CloseNow() error {
 	return c.cutLocked(net.ErrClosed)
 }
 
+// Hangup ends the connection without a close handshake, as closing a
+// net.Conn does (gorilla's Conn.Close; see websocket/gorilla): what is
+// queued is written first, then the TCP connection is closed gracefully
+// (engine.Conn.Close), so the peer reads it all, then the end of the
+// stream. Messages held behind an open stream are dropped, and every
+// write from then on fails with net.ErrClosed. OnClose gets net.ErrClosed.
+// A peer that does not read holds the connection, and what is queued for
+// it, until the engine's idle timeout, as the kernel holds a closed
+// socket's unsent bytes. Safe from any goroutine; it does not wait.
+func (c *Conn) Hangup() error {
+	c.wmu.Lock()
+	if r := c.rareLocked(); r.closeErr == nil {
+		r.closeErr = net.ErrClosed
+	}
+	c.endLocked()
+	c.wmu.Unlock()
+	return c.ec().Close()
+}
+
 // setCloseErr records err as OnClose's, unless a reason came first.
 func (c *Conn) setCloseErr(err error) {
 	c.wmu.Lock()

@@ -8,11 +8,14 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/galeio/gale/engine"
@@ -32,7 +35,9 @@ type Dialer struct {
 	// Subprotocols are offered in the handshake, by preference.
 	Subprotocols []string
 	// Header is added to the handshake request (Origin, Cookie,
-	// Authorization...).
+	// Authorization...). A Host in it is the request's Host, in place of
+	// the URL's, as http.Request.Host is: the connection still goes to
+	// the URL's host, and TLS still verifies its name.
 	Header http.Header
 	// HandshakeTimeout bounds the dial and the handshake when ctx has no
 	// earlier deadline. Default 10 s.
@@ -50,6 +55,14 @@ type Dialer struct {
 	// naming its status, and Dial returns its response, whose Request is
 	// the CONNECT (so a caller tells it from the server's). Nil: no proxy.
 	Proxy func(*http.Request) (*url.URL, error)
+	// NetDialContext, if set, opens the TCP connections (to the server,
+	// or to the proxy) in place of a net.Dialer's DialContext. A socket
+	// of package net's that it returns (a *net.TCPConn, a syscall.Conn)
+	// is adopted onto a loop; any other net.Conn (a wrapper) is relayed
+	// to the loop through a socket pair by two goroutines, for as long as
+	// the connection lives, as a TLS connection net/http terminated is
+	// (see Upgrader). TLS for wss:// is done on the loop, over it.
+	NetDialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	once sync.Once
 	cfg  *config
@@ -58,12 +71,16 @@ type Dialer struct {
 // maxResponseHead caps the server's handshake response.
 const maxResponseHead = 16 << 10
 
+// maxRefusalBody caps the body of a refusal that Dial returns.
+const maxRefusalBody = 1 << 10
+
 // defaultHandshakeTimeout is Dialer.HandshakeTimeout's default.
 const defaultHandshakeTimeout = 10 * time.Second
 
 // Dial opens a WebSocket connection to url (ws:// or wss://), served by
-// d.Handler. The server's response is returned too, with its header (its
-// body is empty), also when the handshake fails: a status other than
+// d.Handler. The server's response is returned too, with its header,
+// also when the handshake fails (then with as much of its body as came
+// with the head, up to 1 KiB; otherwise empty): a status other than
 // 101, a response that breaks §4.1's rules, or a response head over 16
 // KiB returns an error wrapping ErrBadHandshake. When ctx (or
 // HandshakeTimeout) ends first, Dial closes the connection and returns
@@ -80,6 +97,11 @@ func (d *Dialer) Dial(ctx context.Context, rawURL string) (*Conn, *http.Response
 
 // DialWith is Dial for a connection whose value (Conn.Context) is v from
 // the start, so that OnOpen and every callback after it find it.
+//
+// An httptrace.ClientTrace in ctx hears of GetConn, the net.Dialer's
+// events (DNS, ConnectStart, ConnectDone) and GotConn on the caller's
+// goroutine, then WroteHeaders, WroteRequest and GotFirstResponseByte,
+// which run on the connection's loop and so must not block.
 func (d *Dialer) DialWith(ctx context.Context, rawURL string, v any) (*Conn, *http.Response, error) {
 	d.config()
 	u, addr, secure, err := parseURL(rawURL)
@@ -97,11 +119,24 @@ func (d *Dialer) DialWith(ctx context.Context, rawURL string, v any) (*Conn, *ht
 		return nil, nil, err
 	}
 	hs := d.newHandshake(u)
+	hs.trace = httptrace.ContextClientTrace(ctx)
 	c := &Conn{cfg: d.cfg, role: client, ctx: v}
 	c.rare.Store(&connRare{hs: hs})
+	if hs.trace != nil && hs.trace.GetConn != nil {
+		hs.trace.GetConn(addr)
+	}
 	nc, resp, err := d.dialTCP(ctx, u, addr, secure)
 	if err != nil {
 		return nil, resp, err
+	}
+	if hs.trace != nil && hs.trace.GotConn != nil {
+		hs.trace.GotConn(httptrace.GotConnInfo{Conn: nc})
+	}
+	if _, ok := nc.(syscall.Conn); !ok {
+		// NetDialContext's, and no socket (a wrapper): relayed.
+		if nc, err = relay(nc, nil); err != nil {
+			return nil, nil, err
+		}
 	}
 	a := engine.Adoption{Context: (*protocol)(c)}
 	if secure {
@@ -178,6 +213,8 @@ type handshake struct {
 	sub      []string
 	searched int // the response's bytes searched for its end, less the 3 that could begin it
 	done     chan struct{}
+	trace    *httptrace.ClientTrace // DialWith's context's; nil if none
+	answered bool                   // the response's first bytes came
 	resp     *http.Response
 	err      error
 }
@@ -187,7 +224,11 @@ func (d *Dialer) newHandshake(u *url.URL) *handshake {
 	rand.Read(kb[:])
 	hs := &handshake{key: base64.StdEncoding.EncodeToString(kb[:]), sub: d.Subprotocols, done: make(chan struct{})}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n", u.RequestURI(), u.Host)
+	host := u.Host
+	if h := d.Header.Get("Host"); h != "" {
+		host = h // the Header's Host names the server, as http.Request.Host does
+	}
+	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n", u.RequestURI(), host)
 	b.WriteString("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n")
 	fmt.Fprintf(&b, "Sec-WebSocket-Key: %s\r\n", hs.key)
 	if len(d.Subprotocols) > 0 {
@@ -196,7 +237,7 @@ func (d *Dialer) newHandshake(u *url.URL) *handshake {
 	if offer := clientOffer(d.cfg.Compression); offer != "" {
 		fmt.Fprintf(&b, "Sec-WebSocket-Extensions: %s\r\n", offer)
 	}
-	d.Header.Write(&b)
+	d.Header.WriteSubset(&b, map[string]bool{"Host": true})
 	b.WriteString("\r\n")
 	hs.req = b.Bytes()
 	return hs
@@ -204,11 +245,20 @@ func (d *Dialer) newHandshake(u *url.URL) *handshake {
 
 // begin sends the request, once the connection (and TLS) is up.
 func (hs *handshake) begin(c *Conn) {
-	if _, err := c.ec().Write(hs.req); err != nil {
+	_, err := c.ec().Write(hs.req)
+	if err != nil {
 		c.setCloseErr(err)
 		c.ec().Abort()
 	}
 	hs.req = nil
+	if t := hs.trace; t != nil {
+		if t.WroteHeaders != nil {
+			t.WroteHeaders()
+		}
+		if t.WroteRequest != nil {
+			t.WroteRequest(httptrace.WroteRequestInfo{Err: err})
+		}
+	}
 }
 
 // onData reads the response; once it is whole and valid, the connection
@@ -217,6 +267,12 @@ func (hs *handshake) begin(c *Conn) {
 // only the bytes not searched before, so a head that trickles costs its
 // length once.
 func (hs *handshake) onData(c *Conn, in *engine.Inbound) engine.Action {
+	if t := hs.trace; t != nil && !hs.answered {
+		hs.answered = true
+		if t.GotFirstResponseByte != nil {
+			t.GotFirstResponseByte()
+		}
+	}
 	b := in.Bytes()
 	end := bytes.Index(b[hs.searched:], []byte("\r\n\r\n"))
 	if end < 0 {
@@ -232,6 +288,9 @@ func (hs *handshake) onData(c *Conn, in *engine.Inbound) engine.Action {
 		return engine.None
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b[:end])), nil)
+	if err == nil && resp.StatusCode != http.StatusSwitchingProtocols {
+		resp.Body = refusalBody(b[:min(len(b), end+maxRefusalBody)])
+	}
 	in.Discard(end)
 	if err == nil {
 		hs.resp = resp
@@ -249,6 +308,19 @@ func (hs *handshake) onData(c *Conn, in *engine.Inbound) engine.Action {
 		return c.onData(in)
 	}
 	return engine.None
+}
+
+// refusalBody returns the body of a refusal (a status other than 101)
+// whose head and first bytes are b: as much of it as came with the head,
+// 1 KiB at most (as gorilla's Dial reads), decoded as its header says; it
+// often says why.
+func refusalBody(b []byte) io.ReadCloser {
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b)), nil)
+	if err != nil {
+		return http.NoBody
+	}
+	body, _ := io.ReadAll(resp.Body) // what came: a body cut short is kept
+	return io.NopCloser(bytes.NewReader(body))
 }
 
 // verify checks the server's response (§4.1, the client's checks).

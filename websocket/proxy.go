@@ -18,20 +18,23 @@ import (
 // proxy that refuses returns its response with the error. It runs on the
 // caller's goroutine, bounded by ctx.
 func (d *Dialer) dialTCP(ctx context.Context, u *url.URL, addr string, secure bool) (net.Conn, *http.Response, error) {
-	var nd net.Dialer
+	dial := d.NetDialContext
+	if dial == nil {
+		dial = new(net.Dialer).DialContext
+	}
 	proxy, err := d.proxyFor(u, secure)
 	if err != nil {
 		return nil, nil, err
 	}
 	if proxy == nil {
-		nc, err := nd.DialContext(ctx, "tcp", addr)
+		nc, err := dial(ctx, "tcp", addr)
 		return nc, nil, err
 	}
 	paddr, err := proxyAddr(proxy)
 	if err != nil {
 		return nil, nil, err
 	}
-	nc, err := nd.DialContext(ctx, "tcp", paddr)
+	nc, err := dial(ctx, "tcp", paddr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("websocket: proxy: %w", err)
 	}

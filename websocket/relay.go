@@ -7,7 +7,8 @@ import (
 )
 
 // relay serves tc, a TLS connection net/http terminated or an HTTP/2
-// stream (h2.go), through a socket pair: it returns one end for the
+// stream (h2.go) or a Dialer.NetDialContext connection without a
+// descriptor, through a socket pair: it returns one end for the
 // engine to adopt, and two goroutines copy between the other end and tc
 // (decrypting one way, encrypting the other). input is what was read
 // from tc already; it goes first. When either side ends, the other is

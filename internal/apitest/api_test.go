@@ -19,7 +19,7 @@ import (
 // public lists the public packages, by path in the module: every package
 // but internal/, cmd/, examples/ and bench/ ones. TestPublicListed keeps
 // the list whole.
-var public = []string{"aio", "backend", "engine", "http1", "httpd", "metrics", "netconn", "restart", "websocket"}
+var public = []string{"aio", "backend", "engine", "http1", "httpd", "metrics", "netconn", "restart", "websocket", "websocket/gorilla"}
 
 // TestNoInternalTypes fails on every exported identifier of the public
 // packages whose signature names an internal type.

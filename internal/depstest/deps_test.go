@@ -90,6 +90,9 @@ var policy = map[string][]string{
 	"netconn":   {"backend", "engine", "internal/loop", "internal/sock"},
 	"httpd":     {"engine", "internal/connslot", "internal/h2frame", "internal/proxyproto", "netconn"},
 	"websocket": {"engine", "httpd", "internal/workpool"},
+	// websocket/gorilla is gorilla/websocket's blocking API over
+	// websocket's callbacks.
+	"websocket/gorilla": {"engine", "websocket"},
 	// restart hands listeners over between processes (systemd, a Unix
 	// control socket): the standard library alone, for any net.Listener.
 	"restart": {},
@@ -110,7 +113,7 @@ var programDirs = []string{"bench", "cmd", "examples"}
 
 // publicAPIs may be imported only by programs and by the rows of policy
 // that name them.
-var publicAPIs = []string{"aio", "backend", "engine", "netconn", "httpd", "http1", "restart", "websocket", "metrics"}
+var publicAPIs = []string{"aio", "backend", "engine", "netconn", "httpd", "http1", "restart", "websocket", "websocket/gorilla", "metrics"}
 
 // sockExternal is all internal/sock may import from outside the standard
 // library: the system calls of Unix and of Windows.
@@ -125,7 +128,7 @@ var coreModules = []string{"golang.org/x/sys"}
 // net/http's own token rules, and needs x/text). metrics, over httpd and
 // websocket, gets them through those and adds none of its own.
 var (
-	protocolPkgs    = []string{"httpd", "http1", "websocket", "metrics"}
+	protocolPkgs    = []string{"httpd", "http1", "websocket", "websocket/gorilla", "metrics"}
 	protocolModules = []string{"golang.org/x/sys", "golang.org/x/net", "golang.org/x/text"}
 )
 
