@@ -65,7 +65,7 @@ var policy = map[string][]string{
 	// epoll and kqueue backends, and the io_uring backend over the ring.
 	"internal/poller": {"backend", "internal/sock", "internal/uring"},
 	// Event loops: connections, timers, tasks, buffers.
-	"internal/loop": {"internal/poller", "internal/sock"},
+	"internal/loop": {"internal/goid", "internal/poller", "internal/sock"},
 
 	// tooltest finds the external programs conformance tests drive: tests
 	// only, the standard library alone.
@@ -78,9 +78,12 @@ var policy = map[string][]string{
 	// connslot is engine's slot for the protocol layers over it (httpd's
 	// upgraded Protocol), apart from the user's Context.
 	"internal/connslot": {},
+	// goid tells a loop's or a worker's own goroutine from others: the
+	// standard library alone.
+	"internal/goid": {},
 	// workpool runs pooled callbacks (engine.Pool): the standard library
-	// alone.
-	"internal/workpool": {},
+	// and goid.
+	"internal/workpool": {"internal/goid"},
 
 	// The two public APIs on the loops.
 	"aio":    {"backend", "internal/loop", "internal/sock"},

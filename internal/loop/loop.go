@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/galeio/gale/internal/goid"
 	"github.com/galeio/gale/internal/poller"
 	"github.com/galeio/gale/internal/sock"
 )
@@ -199,7 +200,7 @@ func (l *Loop) complete(c *poller.Completion) {
 }
 
 func (l *Loop) run() {
-	l.gid.Store(goid())
+	l.gid.Store(goid.Current())
 	defer close(l.done)
 	defer l.be.Close()
 	yielded := false

@@ -17,10 +17,11 @@
 package workpool
 
 import (
-	"runtime"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/galeio/gale/internal/goid"
 )
 
 // A Job is run by one worker at a time.
@@ -103,7 +104,7 @@ func (p *Pool) pop() Job {
 // work runs jobs until none came for idleTime, or none is left after
 // Close.
 func (p *Pool) work() {
-	id := goid()
+	id := goid.Current()
 	p.mu.Lock()
 	if p.gids == nil {
 		p.gids = make(map[uint64]bool)
@@ -224,25 +225,8 @@ func (p *Pool) Workers() int {
 // OnWorker reports whether the caller is one of p's workers: engine's
 // Stop, which waits for the pool, must not wait from there.
 func (p *Pool) OnWorker() bool {
-	id := goid()
+	id := goid.Current()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.gids[id]
-}
-
-// goid returns the calling goroutine's ID, read from the header of its
-// stack trace ("goroutine 18 [running]:"), as internal/loop does: about a
-// microsecond, once per worker and on rare control paths.
-func goid() uint64 {
-	var buf [32]byte
-	n := runtime.Stack(buf[:], false)
-	const prefix = len("goroutine ")
-	var id uint64
-	for _, b := range buf[prefix:n] {
-		if b < '0' || b > '9' {
-			break
-		}
-		id = id*10 + uint64(b-'0')
-	}
-	return id
 }
