@@ -239,7 +239,7 @@ func testPoolQueueBound(t *testing.T) {
 	t.Cleanup(func() { close(release) }) // before the engine's stop, which waits for the callback
 	c := etDial(t, a)
 	c.(*net.TCPConn).SetWriteBuffer(32 << 10) // no autotuning: the socket buffers hold little
-	lines, wait := 400_000, etWait // about 2.6 MB: far more than the socket buffers hold
+	lines, wait := 400_000, etWait            // about 2.6 MB: far more than the socket buffers hold
 	if backendtest.UnderWine() {
 		// Echoed line by line through wineserver, 2.6 MB take longer
 		// than etWait; 100,000 lines (590 KB) still outgrow the buffers.
