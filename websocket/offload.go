@@ -42,11 +42,26 @@ type poolQueue struct {
 	wp *workpool.Pool
 
 	mu     sync.Mutex
-	evs    []poolEvent
-	bytes  int  // the payloads' bytes in evs
+	evs    []poolEvent // the calls waiting are evs[head:]
+	head   int
+	bytes  int  // the calls' cost (eventCost) in evs[head:]
 	queued bool // submitted: waiting for a worker, or running
 	held   bool // workpool.Hold stopped the reading at MaxQueued
 	ended  bool // a callback panicked: only OnClose is left to run
+}
+
+// poolCallCost is what a queued call counts against MaxQueued besides
+// its payload: about its size in the queue. Empty messages and pings
+// carry no payload; counted at nothing, a peer could queue calls without
+// end while a callback blocks.
+const poolCallCost = 64
+
+// eventCost is what ev counts against MaxQueued.
+func eventCost(ev *poolEvent) int {
+	if ev.data != nil {
+		return poolCallCost + len(ev.data.b)
+	}
+	return poolCallCost
 }
 
 // poolBatch is how many calls of one connection a worker makes before the
@@ -78,16 +93,27 @@ func (q *poolQueue) push(ev poolEvent, data []byte) {
 		ev.data = getBuf(len(data))
 		ev.data.b = append(ev.data.b, data...)
 	}
+	// OnOpen and OnClose may be pushed off the loop (hold.go), and never
+	// stop the reading; every other call comes from OnData, on the loop.
+	onLoop := ev.kind != poolOpen && ev.kind != poolClose
 	q.mu.Lock()
+	if q.head > 0 && len(q.evs) == cap(q.evs) {
+		// Full, with calls made at its front: move the waiting ones
+		// down rather than grow (a queue that never empties would
+		// otherwise keep its past).
+		n := copy(q.evs, q.evs[q.head:])
+		clear(q.evs[n:])
+		q.evs, q.head = q.evs[:n], 0
+	}
 	q.evs = append(q.evs, ev)
-	q.bytes += len(data)
-	hold := !q.held && q.bytes >= q.wp.MaxQueued
+	q.bytes += eventCost(&ev)
+	hold := onLoop && !q.held && q.bytes >= q.wp.MaxQueued
 	q.held = q.held || hold
 	start := !q.queued
 	q.queued = true
 	q.mu.Unlock()
 	if hold {
-		workpool.Hold(q.c.ec()) // a payload: pushed from OnData, on the loop
+		workpool.Hold(q.c.ec())
 	}
 	if start {
 		q.wp.Submit(q)
@@ -98,20 +124,21 @@ func (q *poolQueue) push(ev poolEvent, data []byte) {
 func (q *poolQueue) Run() bool {
 	for range poolBatch {
 		q.mu.Lock()
-		if len(q.evs) == 0 {
+		if q.head == len(q.evs) {
 			q.queued = false
 			q.mu.Unlock()
 			return false
 		}
-		ev := q.evs[0]
-		q.evs = q.evs[:copy(q.evs, q.evs[1:])]
-		q.evs[:cap(q.evs)][len(q.evs)] = poolEvent{}
-		if len(q.evs) == 0 && cap(q.evs) > 4 {
-			q.evs = nil // a burst's array goes; a small one stays, so a steady load allocates nothing
+		ev := q.evs[q.head]
+		q.evs[q.head] = poolEvent{}
+		q.head++
+		if q.head == len(q.evs) {
+			q.evs, q.head = q.evs[:0], 0
+			if cap(q.evs) > 4 {
+				q.evs = nil // a burst's array goes; a small one stays, so a steady load allocates nothing
+			}
 		}
-		if ev.data != nil {
-			q.bytes -= len(ev.data.b)
-		}
+		q.bytes -= eventCost(&ev)
 		release := q.held && q.bytes <= q.wp.MaxQueued/2
 		q.held = q.held && !release
 		ended := q.ended
@@ -125,7 +152,7 @@ func (q *poolQueue) Run() bool {
 		putBuf(ev.data)
 	}
 	q.mu.Lock()
-	more := len(q.evs) > 0
+	more := q.head < len(q.evs)
 	q.queued = more
 	q.mu.Unlock()
 	return more
