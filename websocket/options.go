@@ -106,7 +106,9 @@ type Options struct {
 	// loop. Frames are still read, checked and answered (pongs, close
 	// frames) on the loop; a message's bytes are copied for its callback,
 	// and while engine.PoolOptions.MaxQueued bytes of a connection's
-	// messages wait for the pool, its loop stops reading it. See
+	// calls wait for the pool (their payloads, and 64 for each call, so
+	// that empty messages and pings count too), its loop stops reading
+	// it. See
 	// "Callbacks on a pool" in the package documentation. One pool may
 	// serve several Upgraders, Dialers and engines; close it after them.
 	Pool *engine.Pool
