@@ -325,3 +325,40 @@ func TestCompression(t *testing.T) {
 		}
 	})
 }
+
+// TestReadLimitSetLate: a limit set after the message arrived (the
+// handler's SetReadLimit comes after the client wrote) still fails the
+// read that reaches it, as gorilla's, whose reader checks it; the loop
+// had queued the message before the limit was there.
+func TestReadLimitSetLate(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) {
+		got := make(chan error, 1)
+		sent := make(chan struct{})
+		url, d := serve(t, &gorilla.Upgrader{}, func(c *gorilla.Conn) {
+			<-sent
+			time.Sleep(50 * time.Millisecond) // the messages reach the inbox
+			c.SetReadLimit(100)
+			if _, _, err := c.ReadMessage(); err != nil {
+				t.Errorf("first ReadMessage: %v", err)
+			}
+			_, _, err := c.ReadMessage()
+			got <- err
+		})
+		c := dial(t, d, url)
+		c.WriteMessage(gorilla.BinaryMessage, make([]byte, 100))
+		c.WriteMessage(gorilla.BinaryMessage, make([]byte, 101))
+		close(sent)
+		select {
+		case err := <-got:
+			if err != gorilla.ErrReadLimit {
+				t.Errorf("ReadMessage() = %v, want ErrReadLimit", err)
+			}
+		case <-time.After(wait):
+			t.Fatal("server read did not return")
+		}
+		c.SetReadDeadline(time.Now().Add(wait))
+		if _, _, err := c.ReadMessage(); !gorilla.IsCloseError(err, gorilla.CloseMessageTooBig) {
+			t.Errorf("client read: %v, want close 1009", err)
+		}
+	})
+}

@@ -6,6 +6,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/galeio/gale/websocket"
 )
 
 // NextReader returns the next data message: its type, TextMessage or
@@ -177,6 +179,15 @@ func (r *messageReader) piece() (item, error) {
 		// not let that happen.
 		return item{}, c.fail(errors.New("websocket: internal error: message without its end"))
 	}
+	// The loop checks the limit as a message arrives; one that came
+	// before SetReadLimit is checked here, as the reader reaches it.
+	c.msgN += int64(len(it.data))
+	if limit := c.readLimit.Load(); limit > 0 && c.msgN > limit {
+		if ws := c.ws.Load(); ws != nil {
+			ws.Close(websocket.StatusMessageTooBig, "")
+		}
+		return item{}, c.fail(ErrReadLimit)
+	}
 	if it.final {
 		r.eof = true
 	}
@@ -220,7 +231,8 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 // SetReadLimit sets the largest message, in bytes, that reads accept: a
 // longer one makes the connection send a close frame 1009 and its reads
 // fail with ErrReadLimit once they reach it. Zero or less: no limit (the
-// default, as with gorilla). The loop checks it as the message arrives.
+// default, as with gorilla). The loop checks it as a message arrives,
+// and the reader as it reaches one that came before the limit was set.
 func (c *Conn) SetReadLimit(limit int64) {
 	c.readLimit.Store(max(limit, 0))
 }
