@@ -13,6 +13,13 @@ var wsGaleGorilla = wsServer{name: "gale-gorilla", version: "github.com/galeio/g
 
 // serveWsGaleGorilla is serveWsGorilla, ported by its import line.
 func serveWsGaleGorilla(ln net.Listener) error {
+	srv := &http.Server{Handler: galeGorillaMux()}
+	return srv.Serve(ln)
+}
+
+// galeGorillaMux is gorilla's echo handler (ws_gorilla.go's) on /ws,
+// written against websocket/gorilla.
+func galeGorillaMux() *http.ServeMux {
 	upgrader := websocket.Upgrader{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
@@ -31,8 +38,7 @@ func serveWsGaleGorilla(ln net.Listener) error {
 			}
 		}
 	})
-	srv := &http.Server{Handler: mux}
-	return srv.Serve(ln)
+	return mux
 }
 
 var wsGaleGorillaHTTPD = wsServer{name: "gale-gorilla-httpd", version: "github.com/galeio/gale/websocket/gorilla (this tree)", serve: serveWsGaleGorillaHTTPD, extra: true,
@@ -40,24 +46,6 @@ var wsGaleGorillaHTTPD = wsServer{name: "gale-gorilla-httpd", version: "github.c
 
 // serveWsGaleGorillaHTTPD is serveWsGaleGorilla on httpd.Server.
 func serveWsGaleGorillaHTTPD(ln net.Listener) error {
-	upgrader := websocket.Upgrader{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
-		c, err := upgrader.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		for {
-			mt, message, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			if err := c.WriteMessage(mt, message); err != nil {
-				return
-			}
-		}
-	})
-	srv := &httpd.Server{Handler: mux}
+	srv := &httpd.Server{Handler: galeGorillaMux()}
 	return srv.Serve(ln)
 }
