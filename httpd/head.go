@@ -136,9 +136,19 @@ var headReaders = sync.Pool{New: func() any {
 	return h
 }}
 
-// parseHead parses a whole head as net/http's server does: its parser,
-// then the checks its server adds.
+// parseHead parses a whole head as net/http's server does: the common
+// shape by parseSimple, any other by parseStd.
 func (s *Server) parseHead(head []byte) (*http.Request, error) {
+	limit := s.maxHeaderValues()
+	if req := parseSimple(head, limit); req != nil {
+		return req, nil
+	}
+	return parseStd(head, limit)
+}
+
+// parseStd parses a whole head with net/http's parser, then the checks
+// its server adds.
+func parseStd(head []byte, maxValues int) (*http.Request, error) {
 	h := headReaders.Get().(*headReader)
 	h.src.Reset(head)
 	h.br.Reset(&h.src)
@@ -152,7 +162,7 @@ func (s *Server) parseHead(head []byte) (*http.Request, error) {
 		}
 		return nil, err
 	}
-	return req, checkRequest(req, head, s.maxHeaderValues())
+	return req, checkRequest(req, head, maxValues)
 }
 
 // maxHeaderValues is MaxHeaderValueCount or its default.
