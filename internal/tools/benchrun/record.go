@@ -72,6 +72,7 @@ type Row struct {
 	// reference was not measured.
 	Ratio           float64
 	CPUPerMsg       float64 // server CPU µs per message, median
+	CPUMin, CPUMax  float64 // its spread over the repetitions
 	ClientCPUPerMsg float64 // load generator CPU µs per message, median
 	PeakRSS         int64   // server peak resident set, bytes, max over reps
 	P50, P99, P999  float64 // latency µs, medians; 0 when not measured
@@ -136,6 +137,9 @@ func summarizeOne(c Case, srv string, gale bool, rs []Record) Row {
 	}
 	r.Median, r.Min, r.Max = median(r.Values), slices.Min(r.Values), slices.Max(r.Values)
 	r.CPUPerMsg, r.ClientCPUPerMsg = median(cpu), median(ccpu)
+	if len(cpu) > 0 {
+		r.CPUMin, r.CPUMax = slices.Min(cpu), slices.Max(cpu)
+	}
 	r.P50, r.P99, r.P999 = median(p50), median(p99), median(p999)
 	r.SyscallsPerMsg, r.CtxSwPerMsg = median(sys), median(sw)
 	return r

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -155,7 +156,9 @@ func (v *reportView) mdHeader(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "- **Command:**\n\n```\n%s\n```\n\n", m.Command)
 	b.WriteString("Figures are medians of interleaved repetitions; min–max in brackets. ")
-	b.WriteString("↑ means higher is better, ↓ lower is better; the best of each row is in bold.\n\n")
+	b.WriteString("↑ means higher is better, ↓ lower is better. In the headline the best of each row is in bold, ")
+	b.WriteString("and so is every figure whose min–max overlaps the best's: level with it, since identical runs ")
+	b.WriteString("differ by as much. A figure alone in bold leads by more than the spread of its row's runs.\n\n")
 }
 
 // orDash returns s, or "-" when s is empty.
@@ -171,8 +174,15 @@ type headLine struct {
 	label  string
 	lower  bool
 	vals   map[string]float64 // by server; absent when not measured
+	spread map[string]spread  // by server, where the repetitions' spread is known
 	format func(float64) string
 }
+
+// spread is a figure's least and greatest over the repetitions.
+type spread struct{ min, max float64 }
+
+// overlaps reports whether s and o share a value.
+func (s spread) overlaps(o spread) bool { return s.min <= o.max && o.min <= s.max }
 
 // mdHeadline writes the scenario × server table.
 func (v *reportView) mdHeadline(b *strings.Builder) {
@@ -189,11 +199,10 @@ func (v *reportView) mdHeadline(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
-// mdHeadLine renders one headline row, the best figure in bold: every
-// cell that reads the same as the best, so that equal-looking figures
-// are not told apart.
+// mdHeadLine renders one headline row, the best figure in bold, with
+// every figure level with it (levelWithBest).
 func (v *reportView) mdHeadLine(l headLine) string {
-	best, ok := bestValue(l.vals, l.lower)
+	best, ok := bestServer(l.vals, l.lower)
 	var b strings.Builder
 	fmt.Fprintf(&b, "| %s |", mdCell(l.label))
 	for _, s := range v.servers {
@@ -201,7 +210,7 @@ func (v *reportView) mdHeadLine(l headLine) string {
 		switch {
 		case !has:
 			b.WriteString(" - |")
-		case ok && l.format(x) == l.format(best):
+		case ok && l.levelWithBest(s, best):
 			fmt.Fprintf(&b, " **%s** |", l.format(x))
 		default:
 			fmt.Fprintf(&b, " %s |", l.format(x))
@@ -211,16 +220,29 @@ func (v *reportView) mdHeadLine(l headLine) string {
 	return b.String()
 }
 
-// bestValue returns the best of vals, if there are at least two to
-// compare.
-func bestValue(vals map[string]float64, lower bool) (float64, bool) {
-	if len(vals) < 2 {
-		return 0, false
+// levelWithBest reports whether server s's figure cannot be told from
+// the best server's: it reads the same, or the repetitions' spreads of
+// the two overlap.
+func (l headLine) levelWithBest(s, best string) bool {
+	if l.format(l.vals[s]) == l.format(l.vals[best]) {
+		return true
 	}
-	best, first := 0.0, true
-	for _, x := range vals {
-		if first || (lower && x < best) || (!lower && x > best) {
-			best, first = x, false
+	a, ok1 := l.spread[s]
+	b, ok2 := l.spread[best]
+	return ok1 && ok2 && a.overlaps(b)
+}
+
+// bestServer returns the server with the best of vals, if there are at
+// least two to compare (ties go to the first name, for a stable report).
+func bestServer(vals map[string]float64, lower bool) (string, bool) {
+	if len(vals) < 2 {
+		return "", false
+	}
+	names := slices.Sorted(maps.Keys(vals))
+	best := names[0]
+	for _, s := range names[1:] {
+		if x := vals[s]; lower && x < vals[best] || !lower && x > vals[best] {
+			best = s
 		}
 	}
 	return best, true
@@ -234,7 +256,8 @@ func (v *reportView) headLines() []headLine {
 		unit, lower := c.Unit(), c.LowerIsBetter()
 		median := func(r Row) (float64, bool) { return r.Median, true }
 		format := func(x float64) string { return fmtFigure(unit, x) }
-		ls = append(ls, v.headLine(c, c.Title()+", "+unit+" "+arrow(lower), lower, median, format))
+		main := v.headLine(c, c.Title()+", "+unit+" "+arrow(lower), lower, median, format)
+		ls = append(ls, v.withSpread(main, c, func(r Row) (spread, bool) { return spread{r.Min, r.Max}, len(r.Values) > 1 }))
 		ls = append(ls, v.extraLines(c)...)
 	}
 	return ls
@@ -250,12 +273,12 @@ func (v *reportView) extraLines(c Case) []headLine {
 	var ls []headLine
 	switch c.base() {
 	case "pingpong":
-		ls = append(ls, v.headLine(c, "same, server CPU µs/msg ↓", true, cpu, fmtMicros),
+		ls = append(ls, v.withSpread(v.headLine(c, "same, server CPU µs/msg ↓", true, cpu, fmtMicros), c, cpuSpread),
 			v.headLine(c, "same, server system calls/msg ↓", true, sys, fmtPerMsg),
 			v.headLine(c, "same, server context switches/msg ↓", true, sw, fmtPerMsg),
 			v.headLine(c, "same, p99 latency µs ↓", true, p99, fmtLatency))
 	case "conns":
-		ls = append(ls, v.headLine(c, "same, server CPU µs per echo ↓", true, cpu, fmtMicros),
+		ls = append(ls, v.withSpread(v.headLine(c, "same, server CPU µs per echo ↓", true, cpu, fmtMicros), c, cpuSpread),
 			v.headLine(c, "same, server system calls per echo ↓", true, sys, fmtPerMsg))
 	case "stream":
 		ls = append(ls, v.headLine(c, "same, server system calls per 64 KiB ↓", true, sys, fmtPerMsg))
@@ -273,10 +296,20 @@ func (v *reportView) extraLines(c Case) []headLine {
 // headLine collects one figure of case c from every server that
 // measured it.
 func (v *reportView) headLine(c Case, label string, lower bool, get func(Row) (float64, bool), format func(float64) string) headLine {
-	l := headLine{label: label, lower: lower, vals: map[string]float64{}, format: format}
+	l := headLine{label: label, lower: lower, vals: map[string]float64{}, spread: map[string]spread{}, format: format}
 	for _, r := range v.caseRows(c) {
 		if x, ok := get(r); ok {
 			l.vals[r.Server] = x
+		}
+	}
+	return l
+}
+
+// withSpread sets l's spreads from get, for the rows that have one.
+func (v *reportView) withSpread(l headLine, c Case, get func(Row) (spread, bool)) headLine {
+	for _, r := range v.caseRows(c) {
+		if sp, ok := get(r); ok {
+			l.spread[r.Server] = sp
 		}
 	}
 	return l
@@ -491,4 +524,9 @@ func fmtPerMsg(x float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(x, 'f', 2, 64)
+}
+
+// cpuSpread is a row's server CPU per message over its repetitions.
+func cpuSpread(r Row) (spread, bool) {
+	return spread{r.CPUMin, r.CPUMax}, len(r.Values) > 1 && r.CPUMax > 0
 }

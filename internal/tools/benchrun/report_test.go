@@ -94,9 +94,11 @@ func TestWriteReportHeadline(t *testing.T) {
 		"4s per measurement, 3 repetitions, pinned: no",
 		"```\ngalebench -full -out results\n```",
 		"medians of interleaved repetitions; min–max in brackets",
+		"every figure whose min–max overlaps the best's: level with it",
 		"| scenario | aio | engine | stdnet | cepoll | gaio | gnet |\n",
-		"| stream: 1 conn, 64 KiB writes echoed, MB/s ↑ | **1,700** | 1,512 | 1,636 | 1,599 | 1,468 | 1,571 |\n",
-		"| pingpong: 50 conns × 4 B, closed loop, msg/s ↑ | **150.0k** | 140.0k | 131.6k | 122.2k | 89.0k | 130.0k |\n",
+		// ±5 % across the repetitions: the figures within it are level.
+		"| stream: 1 conn, 64 KiB writes echoed, MB/s ↑ | **1,700** | 1,512 | **1,636** | **1,599** | 1,468 | **1,571** |\n",
+		"| pingpong: 50 conns × 4 B, closed loop, msg/s ↑ | **150.0k** | **140.0k** | 131.6k | 122.2k | 89.0k | 130.0k |\n",
 		"| same, server CPU µs/msg ↓ | **7.00** | 7.50 | 7.20 | 7.13 | 9.25 | 7.22 |\n",
 		"| same, p99 latency µs ↓ | 3,000 | 3,100 | 4,227 | 4,293 | **1,597** | 4,145 |\n",
 		"| conns: 19,000 conns each echo 1 KiB per round, ms/round ↓ | 250.0 | 260.0 | 300.0 | **200.0** | 320.0 | - |\n",
@@ -240,16 +242,32 @@ func TestHeadLineTies(t *testing.T) {
 	}
 }
 
-func TestBestValue(t *testing.T) {
+func TestBestServer(t *testing.T) {
 	vals := map[string]float64{"a": 3, "b": 1, "c": 3}
-	if got, ok := bestValue(vals, false); !ok || got != 3 {
-		t.Errorf("bestValue(higher) = %v, %v, want 3, true", got, ok)
+	if got, ok := bestServer(vals, false); !ok || got != "a" {
+		t.Errorf("bestServer(higher) = %v, %v, want a, true", got, ok)
 	}
-	if got, ok := bestValue(vals, true); !ok || got != 1 {
-		t.Errorf("bestValue(lower) = %v, %v, want 1, true", got, ok)
+	if got, ok := bestServer(vals, true); !ok || got != "b" {
+		t.Errorf("bestServer(lower) = %v, %v, want b, true", got, ok)
 	}
-	if _, ok := bestValue(map[string]float64{"a": 1}, false); ok {
-		t.Error("bestValue of one value = ok, want no best")
+	if _, ok := bestServer(map[string]float64{"a": 1}, false); ok {
+		t.Error("bestServer of one value = ok, want no best")
+	}
+}
+
+// TestHeadLineLevel: a figure whose spread overlaps the best's is level
+// with it (bold too); one outside it is not; the best alone in bold leads.
+func TestHeadLineLevel(t *testing.T) {
+	v := &reportView{servers: []string{"a", "b", "c"}}
+	l := headLine{label: "x", lower: false, vals: map[string]float64{"a": 1390, "b": 1123, "c": 1054},
+		spread: map[string]spread{"a": {1100, 1500}, "b": {1000, 1150}, "c": {1000, 1090}},
+		format: func(x float64) string { return fmtFigure("MB/s", x) }}
+	if got, want := v.mdHeadLine(l), "| x | **1,390** | **1,123** | 1,054 |\n"; got != want {
+		t.Errorf("mdHeadLine = %q, want %q", got, want)
+	}
+	l.spread["a"] = spread{1200, 1500}
+	if got, want := v.mdHeadLine(l), "| x | **1,390** | 1,123 | 1,054 |\n"; got != want {
+		t.Errorf("mdHeadLine = %q, want %q", got, want)
 	}
 }
 
