@@ -39,7 +39,7 @@ func (w *response) commit(final bool) {
 			}
 		}
 	}
-	te := h.Get("Transfer-Encoding")
+	te := field(h, "Transfer-Encoding")
 	hasTE := te != ""
 	var clen int64 = -1
 	setCL := false
@@ -50,9 +50,9 @@ func (w *response) commit(final bool) {
 	}
 	hasCL := clen >= 0
 	ka := w.c.keepAlive()
-	wants10KA := !req.ProtoAtLeast(1, 1) && hasToken(req.Header.Get("Connection"), "keep-alive")
+	wants10KA := !req.ProtoAtLeast(1, 1) && hasToken(field(req.Header, "Connection"), "keep-alive")
 	var connHdr string
-	if wants10KA && ka && h.Get("Content-Length") != "" && h.Get("Connection") == "keep-alive" {
+	if wants10KA && ka && field(h, "Content-Length") != "" && field(h, "Connection") == "keep-alive" {
 		w.closeAfter = false
 	}
 	if wants10KA && (isHEAD || hasCL || !bodyAllowed(w.status)) {
@@ -62,7 +62,7 @@ func (w *response) commit(final bool) {
 	} else if !req.ProtoAtLeast(1, 1) || wantsClose(req) || isH2Upgrade(req) {
 		w.closeAfter = true
 	}
-	if h.Get("Connection") == "close" || !ka {
+	if field(h, "Connection") == "close" || !ka {
 		w.closeAfter = true
 	}
 	if w.ex.body.expecting() {
@@ -83,7 +83,7 @@ func (w *response) commit(final bool) {
 	var ctype string
 	if bodyAllowed(w.status) {
 		_, haveType := h["Content-Type"]
-		if h.Get("Content-Encoding") == "" && !haveType && !hasTE && len(w.buf) > 0 {
+		if field(h, "Content-Encoding") == "" && !haveType && !hasTE && len(w.buf) > 0 {
 			ctype = http.DetectContentType(w.buf)
 		}
 	} else if w.status == http.StatusNotModified {
@@ -126,7 +126,7 @@ func (w *response) commit(final bool) {
 		delete(h, "Content-Length")
 		setCL = false
 	}
-	if w.closeAfter && (!ka || !hasToken(h.Get("Connection"), "close")) && !isSwitch(w.status, h) {
+	if w.closeAfter && (!ka || !hasToken(field(h, "Connection"), "close")) && !isSwitch(w.status, h) {
 		delete(h, "Connection")
 		if req.ProtoAtLeast(1, 1) && !tunnel {
 			connHdr = "close"
@@ -188,6 +188,10 @@ func appendField(b []byte, k, v string) []byte {
 	b = append(b, k...)
 	b = append(b, ": "...)
 	v = strings.TrimSpace(v)
+	if !strings.ContainsAny(v, "\r\n") {
+		b = append(b, v...)
+		return append(b, "\r\n"...)
+	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if c == '\r' || c == '\n' {
@@ -231,11 +235,11 @@ func bodyAllowed(status int) bool {
 // request: close in any of its Connection fields. http.ReadRequest sets
 // r.Close from all of them, and removes the fields when it does.
 func wantsClose(r *http.Request) bool {
-	return r.Close || hasToken(r.Header.Get("Connection"), "close")
+	return r.Close || hasToken(field(r.Header, "Connection"), "close")
 }
 
 func isSwitch(status int, h http.Header) bool {
-	return status == http.StatusSwitchingProtocols && hasToken(h.Get("Connection"), "upgrade")
+	return status == http.StatusSwitchingProtocols && hasToken(field(h, "Connection"), "upgrade")
 }
 
 // hasToken reports whether token appears in v, ignoring case, between
@@ -288,4 +292,13 @@ func (w *response) bodyTooBig(final bool, length int64) bool {
 		return false
 	}
 	return w.ex.body.unread(length) >= maxDiscard
+}
+
+// field is h.Get(key) for a key already in canonical form (a constant
+// here): the first value, or "", without canonicalizing key again.
+func field(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }

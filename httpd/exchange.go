@@ -60,10 +60,11 @@ func (ex *exchange) release() {
 
 // begin starts serving req, whose head was just consumed from in: it
 // frames the body, hands the request to a handler and feeds it the body
-// bytes already here. It reports true when the connection may go on.
-func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool) {
+// bytes already here. ctx is req's context, or nil when req has none yet.
+// It reports true when the connection may go on.
+func (c *conn) begin(req *http.Request, ctx *reqCtx, in *engine.Inbound) (engine.Action, bool) {
 	s := c.s
-	if req.Header.Get("Expect") != "" && !expectsContinue(req) {
+	if field(req.Header, "Expect") != "" && !expectsContinue(req) {
 		s.refused.count(http.StatusExpectationFailed)
 		c.ec.Write(expectationFailed(req))
 		c.linger(in)
@@ -72,8 +73,12 @@ func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool
 	ex := exchanges.Get().(*exchange)
 	ex.c = c
 	ex.refs.Store(1)
-	ex.ctx = newReqCtx(c)
-	r := req.WithContext(ex.ctx)
+	if ctx == nil {
+		ctx = newReqCtx(c)
+		req = req.WithContext(ctx)
+	}
+	ex.ctx = ctx
+	r := req
 	r.RemoteAddr, r.TLS = c.raddr, c.tls
 	if len(req.TransferEncoding) > 0 && req.TransferEncoding[0] == "chunked" {
 		ex.chunked = true
@@ -126,7 +131,7 @@ func (c *conn) begin(req *http.Request, in *engine.Inbound) (engine.Action, bool
 // expectsContinue reports whether r asks for 100 Continue: the token
 // anywhere in its Expect field, as net/http finds it.
 func expectsContinue(r *http.Request) bool {
-	return hasToken(r.Header.Get("Expect"), "100-continue")
+	return hasToken(field(r.Header, "Expect"), "100-continue")
 }
 
 func (s *Server) bodyBufferSize() int {

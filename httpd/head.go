@@ -108,7 +108,7 @@ func (c *conn) readHead(in *engine.Inbound) (engine.Action, bool) {
 		c.scanned = int32(max(0, len(b)-2))
 		return engine.None, false
 	}
-	req, err := s.parseHead(b[:end])
+	req, ctx, err := c.parseHead(b[:end])
 	in.Discard(end)
 	c.scanned, c.inHead = 0, false
 	if err != nil {
@@ -121,7 +121,7 @@ func (c *conn) readHead(in *engine.Inbound) (engine.Action, bool) {
 			return c.upgradeH2c(req, settings, in), false
 		}
 	}
-	return c.begin(req, in)
+	return c.begin(req, ctx, in)
 }
 
 // headReader reads a framed head for http.ReadRequest.
@@ -137,13 +137,15 @@ var headReaders = sync.Pool{New: func() any {
 }}
 
 // parseHead parses a whole head as net/http's server does: the common
-// shape by parseSimple, any other by parseStd.
-func (s *Server) parseHead(head []byte) (*http.Request, error) {
-	limit := s.maxHeaderValues()
-	if req := parseSimple(head, limit); req != nil {
-		return req, nil
+// shape by parseSimple, whose request has its context already (returned
+// too), any other by parseStd (nil context).
+func (c *conn) parseHead(head []byte) (*http.Request, *reqCtx, error) {
+	limit := c.s.maxHeaderValues()
+	if req, ctx := parseSimple(head, limit, c); req != nil {
+		return req, ctx, nil
 	}
-	return parseStd(head, limit)
+	req, err := parseStd(head, limit)
+	return req, nil, err
 }
 
 // parseStd parses a whole head with net/http's parser, then the checks

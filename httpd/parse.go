@@ -11,12 +11,14 @@ import (
 
 // The common request head is parsed here, on the loop, straight into the
 // *http.Request a handler gets: one pass over the bytes, then one string
-// for all of the head's text, one URL, one header map and one slice of
-// values. Anything out of the common shape (an escaped or absolute
-// target, obs-fold, a bare LF, a Transfer-Encoding, bytes above 0x7E, a
-// head net/http would refuse) is left to http.ReadRequest, so errors and
-// rare forms keep net/http's exact behaviour; FuzzParseSimple holds the
-// two parsers to the same result wherever this one answers.
+// for all of the head's text, one header map, and one allocation for the
+// URL, a short header's values and the request's context; the request is
+// filled on the stack and copied once, by WithContext. Anything out of
+// the common shape (an escaped or absolute target, obs-fold, a bare LF, a
+// Transfer-Encoding, bytes above 0x7E, a head net/http would refuse) is
+// left to http.ReadRequest, so errors and rare forms keep net/http's
+// exact behaviour; FuzzParseSimple holds the two parsers to the same
+// result wherever this one answers.
 
 // maxSimpleFields is the most field lines parseSimple takes; a head with
 // more goes to http.ReadRequest.
@@ -40,24 +42,24 @@ type simpleField struct {
 	canonical      bool
 }
 
-// simpleRequest is a parsed request, its URL and the values of a short
-// header, allocated together.
-type simpleRequest struct {
-	req  http.Request
+// simpleParts are a parsed request's URL, the values of a short header
+// and the request's context, allocated together.
+type simpleParts struct {
 	url  url.URL
 	vals [4]string
+	ctx  reqCtx
 }
 
 // parseSimple parses head (a whole head, through its blank line) as
 // http.ReadRequest and the server's checks would, when it is of the
-// common shape and valid, and returns nil otherwise. maxValues is
-// checkRequest's.
-func parseSimple(head []byte, maxValues int) *http.Request {
+// common shape and valid, and returns nil otherwise. The request has its
+// context, a new one of c's (returned too). maxValues is checkRequest's.
+func parseSimple(head []byte, maxValues int, c *conn) (*http.Request, *reqCtx) {
 	var h simpleHead
 	if !h.scan(head) || h.n > maxValues || h.minor == 1 && h.host < 0 {
-		return nil
+		return nil, nil
 	}
-	return h.build(string(head))
+	return h.build(string(head), c)
 }
 
 // scan reads head's request line and field lines into h, and reports
@@ -231,38 +233,37 @@ func (h *simpleHead) contentLengthField(v []byte) bool {
 	return true
 }
 
-// build makes the request from s, the head's text, or returns nil if its
-// Host field is not valid.
-func (h *simpleHead) build(s string) *http.Request {
-	var host string
+// build makes the request from s, the head's text, with a new context
+// of c's, or returns nil if its Host field is not valid. The request is
+// filled in on the stack and copied once, by WithContext.
+func (h *simpleHead) build(s string, c *conn) (*http.Request, *reqCtx) {
+	var r http.Request
 	if h.host >= 0 {
 		f := h.fields[h.host]
-		if host = s[f.v0:f.v1]; !httpguts.ValidHostHeader(host) {
-			return nil
+		if r.Host = s[f.v0:f.v1]; !httpguts.ValidHostHeader(r.Host) {
+			return nil, nil
 		}
 	}
-	sr := &simpleRequest{}
-	r := &sr.req
-	r.Host = host
+	p := &simpleParts{ctx: reqCtx{parent: c.ctx, c: c}}
 	r.Method = method(s[:h.method])
 	r.RequestURI = s[h.method+1 : h.targetEnd]
-	sr.url.Path = s[h.method+1 : h.target]
+	p.url.Path = s[h.method+1 : h.target]
 	if h.query >= 0 {
-		sr.url.RawQuery = s[h.query:h.targetEnd]
-		sr.url.ForceQuery = h.query == h.targetEnd
+		p.url.RawQuery = s[h.query:h.targetEnd]
+		p.url.ForceQuery = h.query == h.targetEnd
 	}
-	r.URL = &sr.url
+	r.URL = &p.url
 	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.1", 1, h.minor
 	if h.minor == 0 {
 		r.Proto = "HTTP/1.0"
 	}
-	r.Header = h.header(s, sr.vals[:0])
+	r.Header = h.header(s, p.vals[:0])
 	r.ContentLength = max(h.contentLength-1, 0)
 	r.Body = http.NoBody
 	conn := r.Header["Connection"]
 	r.Close = httpguts.HeaderValuesContainsToken(conn, "close") ||
 		h.minor == 0 && !httpguts.HeaderValuesContainsToken(conn, "keep-alive")
-	return r
+	return r.WithContext(&p.ctx), &p.ctx
 }
 
 // header makes the request's Header, all but Host, its values cut from

@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"context"
 	"net/http"
 	"reflect"
 	"strings"
@@ -48,28 +49,35 @@ var otherHeads = []string{
 	"GET  / HTTP/1.1\r\nHost: h\r\n\r\n",
 }
 
+// simple is parseSimple for a connection of its own, without the
+// context.
+func simple(head []byte, maxValues int) *http.Request {
+	r, _ := parseSimple(head, maxValues, &conn{ctx: context.Background()})
+	return r
+}
+
 func TestParseSimple(t *testing.T) {
 	for _, head := range simpleHeads {
 		if head == simpleHeads[11] {
 			continue // "*" is no origin-form target: left to net/http
 		}
-		got := parseSimple([]byte(head), 100)
+		got := simple([]byte(head), 100)
 		if got == nil {
 			t.Errorf("%q: left to net/http's parser, want parsed", head)
 			continue
 		}
 		sameAsStd(t, []byte(head), got)
 	}
-	if parseSimple([]byte(simpleHeads[11]), 100) != nil {
+	if simple([]byte(simpleHeads[11]), 100) != nil {
 		t.Errorf("%q parsed, want it left to net/http's parser", simpleHeads[11])
 	}
 	for _, head := range otherHeads {
-		if got := parseSimple([]byte(head), 100); got != nil {
+		if got := simple([]byte(head), 100); got != nil {
 			t.Errorf("%q parsed, want it left to net/http's parser", head)
 		}
 	}
 	many := "GET / HTTP/1.1\r\nHost: h\r\n" + strings.Repeat("A: b\r\n", 3) + "\r\n"
-	if parseSimple([]byte(many), 3) != nil {
+	if simple([]byte(many), 3) != nil {
 		t.Errorf("4 field lines parsed with a cap of 3, want it left to net/http's parser (431)")
 	}
 }
@@ -88,7 +96,7 @@ func FuzzParseSimple(f *testing.F) {
 		if headEnd(head, 0) != len(head) {
 			return // not one whole head
 		}
-		if got := parseSimple(head, 8); got != nil {
+		if got := simple(head, 8); got != nil {
 			sameAsStd(t, head, got)
 		}
 	})
@@ -105,6 +113,7 @@ func sameAsStd(t *testing.T, head []byte, got *http.Request) {
 	if want.ContentLength > 0 {
 		want.Body = got.Body // a body reader of its own
 	}
+	want = want.WithContext(got.Context())
 	if !reflect.DeepEqual(got.URL, want.URL) {
 		t.Fatalf("%q: URL %#v, net/http's %#v", head, got.URL, want.URL)
 	}

@@ -83,7 +83,7 @@ func (w *response) WriteHeader(code int) {
 		return
 	}
 	w.wroteHeader, w.status = true, code
-	if cl := w.header.Get("Content-Length"); cl != "" {
+	if cl := field(w.header, "Content-Length"); cl != "" {
 		v, err := strconv.ParseInt(cl, 10, 64)
 		if err == nil && v >= 0 {
 			w.declared = v
