@@ -203,6 +203,9 @@ func appendField(b []byte, k, v string) []byte {
 }
 
 func appendStatusLine(b []byte, is11 bool, code int) []byte {
+	if is11 && code == http.StatusOK {
+		return append(b, "HTTP/1.1 200 OK\r\n"...)
+	}
 	if is11 {
 		b = append(b, "HTTP/1.1 "...)
 	} else {
