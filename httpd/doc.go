@@ -49,12 +49,16 @@
 // and 0.47× its server CPU per request; an idle connection 2,293 bytes of
 // RSS at 10,000, against net/http's 28,516.
 //
-// Request heads are parsed by net/http's own parser (http.ReadRequest),
-// with the checks net/http's server adds (Host, header names and values,
-// the protocol version), so what a handler is given, and what is refused
-// with which status, is net/http's; bodies (Content-Length and chunked,
-// with trailers) are framed by this package's incremental decoder, which
-// follows net/http's rules.
+// Request heads of the common shape are parsed on the loop straight into
+// the *http.Request, and every other head by net/http's own parser
+// (http.ReadRequest) with the checks net/http's server adds (Host, header
+// names and values, the protocol version); a fuzz test holds the first to
+// the second, so what a handler is given, and what is refused with which
+// status, is net/http's. A keep-alive GET costs 5 allocations (net/http's
+// server: 13); the strings of such a head share one allocation, so a
+// value a handler keeps keeps the head's text (at most MaxHeaderBytes).
+// Bodies (Content-Length and chunked, with trailers) are framed by this
+// package's incremental decoder, which follows net/http's rules.
 //
 // # Concurrency
 //
