@@ -42,10 +42,10 @@ const (
 	// tlsIdleHeapMax bounds the live heap of an idle TLS 1.3 connection
 	// with X25519MLKEM768 and AES-128-GCM: crypto/tls's tls.Conn (896
 	// bytes), its two AES-GCM states (1,792), the input buffers its
-	// handshake grew (2,624: rawInput 576 and hand 2,048 for the
+	// handshake grew (2,112: rawInput 576 and hand 1,536 for the
 	// 1,482-byte ClientHello) and secrets (about 300), and the engine's
 	// Conn and record-layer state (about 600).
-	tlsIdleHeapMax = 6500
+	tlsIdleHeapMax = 6000
 )
 
 // The profile must sample every allocation from the start to attribute
