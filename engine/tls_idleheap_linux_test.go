@@ -44,8 +44,8 @@ const (
 	// bytes), its two AES-GCM states (1,792), the input buffers its
 	// handshake grew (2,112: rawInput 576 and hand 1,536 for the
 	// 1,482-byte ClientHello) and secrets (about 300), and the engine's
-	// Conn and record-layer state (about 600).
-	tlsIdleHeapMax = 6000
+	// Conn and record-layer state (about 400).
+	tlsIdleHeapMax = 5850
 )
 
 // The profile must sample every allocation from the start to attribute
