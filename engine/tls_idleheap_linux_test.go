@@ -168,26 +168,29 @@ func tlsIdleClient(t *testing.T) {
 }
 
 // tlsIdleDial fills conns with TLS connections to addr, each of which
-// echoed a byte, 32 at a time.
+// echoed a byte, 32 at a time, each step within etWait.
 func tlsIdleDial(addr string, cfg *tls.Config, conns []net.Conn) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(conns))
 	next := make(chan int)
 	for range 32 {
 		wg.Go(func() {
+			d := &net.Dialer{Timeout: etWait}
 			for i := range next {
-				c, err := tls.Dial("tcp", addr, cfg)
+				c, err := tls.DialWithDialer(d, "tcp", addr, cfg)
 				if err != nil {
 					errs <- err
 					continue
 				}
 				conns[i] = c
+				c.SetDeadline(time.Now().Add(etWait))
 				b := []byte{byte(i)}
 				if _, err := c.Write(b); err != nil {
 					errs <- err
 				} else if _, err := io.ReadFull(c, b); err != nil {
 					errs <- err
 				}
+				c.SetDeadline(time.Time{})
 			}
 		})
 	}
