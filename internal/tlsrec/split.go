@@ -4,8 +4,29 @@ package tlsrec
 // a tls.Conn's input buffer holds one record at a time and keeps its
 // capacity for good, and its first Grow makes room for 576 bytes, so
 // records no larger than this never grow it. (Its handshake buffer still
-// holds the ClientHello whole: a message is not a record.)
+// holds the ClientHello whole: a message is not a record. See
+// fragmentSize for how that buffer is kept small.)
 const fragment = 512
+
+// fragmentSize returns the size of the fragments a handshake record body
+// of n bytes is cut into: n divided by the smallest power of two that
+// brings it to fragment bytes or less, rounded up.
+//
+// The tls.Conn appends each fragment to its handshake buffer (a
+// bytes.Buffer, which never shrinks), and a bytes.Buffer too small for a
+// write grows to twice its capacity or to what it must hold, whichever is
+// more. Equal fragments make the buffer's capacity double from the first
+// fragment's size up to no more than the body's: a 1,482-byte ClientHello
+// (X25519MLKEM768's key share) in fragments of 371 bytes ends in a
+// 1,536-byte buffer (384, 768, 1,536), where fragments of 512 bytes grow
+// it to 2,048 (512, 1,024, 2,048). TestFragmentSizeBuffer checks it.
+func fragmentSize(n int) int {
+	k := n
+	for j := 1; k > fragment; j++ {
+		k = (n + 1<<j - 1) >> j
+	}
+	return k
+}
 
 // MaxFirstMessage is the largest first handshake message (a ClientHello,
 // or a client's ServerHello) crypto/tls reads: its maxHandshake, past
@@ -30,6 +51,7 @@ type splitter struct {
 	hdr      [HeaderLen]byte
 	hdrN     int // header bytes collected
 	bodyLeft int // bytes of the current record still to come
+	fragSize int // the current record's fragments (fragmentSize)
 	fragLeft int // bytes of the current fragment still to come
 
 	// The first handshake message.
@@ -58,13 +80,14 @@ func (s *splitter) add(dst, b []byte) []byte {
 			}
 			s.hdrN = 0
 			s.bodyLeft = int(s.hdr[3])<<8 | int(s.hdr[4])
+			s.fragSize = fragmentSize(s.bodyLeft)
 			if s.judged() {
 				s.done = true // crypto/tls judges it as it came
 				return append(append(dst, s.hdr[:]...), b...)
 			}
 		}
 		if s.fragLeft == 0 {
-			s.fragLeft = min(fragment, s.bodyLeft)
+			s.fragLeft = min(s.fragSize, s.bodyLeft)
 			dst = append(dst, s.hdr[0], s.hdr[1], s.hdr[2], byte(s.fragLeft>>8), byte(s.fragLeft))
 		}
 		k := min(len(b), s.fragLeft)

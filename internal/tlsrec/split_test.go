@@ -149,3 +149,31 @@ func FuzzSplitter(f *testing.F) {
 		}
 	})
 }
+
+// TestFragmentSizeBuffer checks what fragmentSize is for: a bytes.Buffer
+// (a tls.Conn's handshake buffer) written a record body of n bytes in
+// fragmentSize(n) pieces ends with no more capacity than when written
+// pieces of fragment bytes, and for a 1,482-byte ClientHello (TLS 1.3
+// with X25519MLKEM768) with 1,536 bytes, not 2,048. The fragments are at
+// most fragment bytes, so the tls.Conn's input buffer does not grow.
+func TestFragmentSizeBuffer(t *testing.T) {
+	grown := func(n, k int) int {
+		var b bytes.Buffer
+		for left := n; left > 0; left -= min(k, left) {
+			b.Write(make([]byte, min(k, left)))
+		}
+		return b.Cap()
+	}
+	for n := 1; n <= MaxCiphertext; n += 1 + n/64 {
+		k := fragmentSize(n)
+		if k > fragment || k < 1 {
+			t.Fatalf("fragmentSize(%d) = %d, want 1 to %d", n, k, fragment)
+		}
+		if got, old := grown(n, k), grown(n, fragment); got > old {
+			t.Errorf("a body of %d bytes in fragments of %d grows the buffer to %d, in fragments of %d to %d", n, k, got, fragment, old)
+		}
+	}
+	if got := grown(1482, fragmentSize(1482)); got != 1536 {
+		t.Errorf("a 1,482-byte ClientHello grows the handshake buffer to %d bytes, want 1536", got)
+	}
+}

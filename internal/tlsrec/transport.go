@@ -32,28 +32,34 @@ type Transport struct {
 
 	blocking atomic.Bool // Read waits for Feed (the handshake)
 
-	// Called by the handshake's Read around a wait (SetWaitHooks); set
-	// before the handshake starts.
-	release, acquire func()
-
-	mu      sync.Mutex
-	ready   *sync.Cond // handshake: signalled by Feed and Close
-	pending []byte     // handshake: bytes fed and not yet read
-	split   splitter   // handshake: re-frames what is fed into small records
-	hsLeft  int        // handshake: bytes of pending's first record not yet read
-	err     error      // set by Close: Read returns it once pending is read
+	mu sync.Mutex
+	hs *handshakeInput // nil once EndHandshake ran, so an idle conn keeps none of it
 
 	// Non-blocking mode, loop-owned.
 	src  []byte // offered whole records not yet read
 	left int    // bytes of src's first record not yet read
 }
 
+// handshakeInput is what a Transport needs only during the handshake;
+// guarded by the Transport's mu.
+type handshakeInput struct {
+	// Called by the handshake's Read around a wait (SetWaitHooks); set
+	// before the handshake starts.
+	release, acquire func()
+
+	ready   sync.Cond // signalled by Feed and Close
+	pending []byte    // bytes fed and not yet read
+	split   splitter  // re-frames what is fed into small records
+	hsLeft  int       // bytes of pending's first record not yet read
+	err     error     // set by Close: Read returns it once pending is read
+}
+
 // New returns a blocking Transport (for the handshake) that writes with
 // send. send is called with each record crypto/tls writes, and must take
 // it whole (queue what the socket refuses) or fail for good.
 func New(send func([]byte) (int, error), laddr, raddr net.Addr) *Transport {
-	t := &Transport{send: send, laddr: laddr, raddr: raddr}
-	t.ready = sync.NewCond(&t.mu)
+	t := &Transport{send: send, laddr: laddr, raddr: raddr, hs: new(handshakeInput)}
+	t.hs.ready.L = &t.mu
 	t.blocking.Store(true)
 	return t
 }
@@ -65,39 +71,53 @@ func New(send func([]byte) (int, error), laddr, raddr net.Addr) *Transport {
 // the peer is silent, the share of its CPU a handshake holds. Call it
 // before the handshake starts.
 func (t *Transport) SetWaitHooks(release, acquire func()) {
-	t.release, t.acquire = release, acquire
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.hs.release, t.hs.acquire = release, acquire
 }
 
 // Feed appends bytes the loop received during the handshake, copying
 // them, and wakes a waiting Read. It returns how many bytes are buffered
 // and unread. The peer's plaintext handshake records are cut into
 // records of at most 512 bytes on the way (see splitter), so that the
-// tls.Conn's input buffer, which never shrinks, stays small.
+// tls.Conn's input buffer, which never shrinks, stays small. Feeding a
+// Transport after EndHandshake is a misuse: it panics.
 func (t *Transport) Feed(b []byte) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.pending = t.split.add(t.pending, b)
-	if t.ready != nil {
-		t.ready.Signal()
+	if t.hs == nil {
+		panic("tlsrec: Feed after EndHandshake")
 	}
-	return len(t.pending)
+	t.hs.pending = t.hs.split.add(t.hs.pending, b)
+	t.hs.ready.Signal()
+	return len(t.hs.pending)
 }
 
-// Buffered returns the bytes fed and not yet read.
+// Buffered returns the bytes fed and not yet read: none after
+// EndHandshake.
 func (t *Transport) Buffered() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.pending)
+	if t.hs == nil {
+		return 0
+	}
+	return len(t.hs.pending)
 }
 
 // EndHandshake switches t to non-blocking reads and returns the bytes
 // fed that the handshake did not read: the loop offers them, as whole
 // records, to tls.Conn.Read. Call it once the handshake has returned.
+// It drops what only the handshake needed (buffers, the wait hooks and
+// what they refer to), so a Transport then holds little more than what
+// is offered.
 func (t *Transport) EndHandshake() []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	rest := t.pending
-	t.pending, t.ready = nil, nil
+	var rest []byte
+	if t.hs != nil {
+		rest = t.hs.pending
+	}
+	t.hs = nil
 	t.blocking.Store(false)
 	return rest
 }
@@ -122,45 +142,51 @@ func (t *Transport) Read(p []byte) (int, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.hs.read(p, &t.mu)
+}
+
+// read is a blocking Read of what was fed; mu, t's lock, is held.
+func (h *handshakeInput) read(p []byte, mu *sync.Mutex) (int, error) {
 	released := false
-	for !t.readable() && t.err == nil {
-		if t.release != nil && !released {
+	for !h.readable() && h.err == nil {
+		if h.release != nil && !released {
 			released = true
-			t.mu.Unlock()
-			t.release()
-			t.mu.Lock()
+			mu.Unlock()
+			h.release()
+			mu.Lock()
 			continue // fed meanwhile, perhaps
 		}
-		t.ready.Wait()
+		h.ready.Wait()
 	}
-	if len(t.pending) == 0 {
-		return 0, t.err // the handshake ends: no slot needed for that
+	if len(h.pending) == 0 {
+		return 0, h.err // the handshake ends: no slot needed for that
 	}
 	if released {
 		// Only this Read consumes pending: what it found stays.
-		t.mu.Unlock()
-		t.acquire()
-		t.mu.Lock()
+		mu.Unlock()
+		h.acquire()
+		mu.Lock()
 	}
-	if t.hsLeft == 0 {
-		t.hsLeft = len(t.pending) // the peer closed mid-header
-		if len(t.pending) >= HeaderLen {
-			t.hsLeft = recordLen(t.pending)
+	if h.hsLeft == 0 {
+		h.hsLeft = len(h.pending) // the peer closed mid-header
+		if len(h.pending) >= HeaderLen {
+			h.hsLeft = recordLen(h.pending)
 		}
 	}
-	n := copy(p[:min(len(p), t.hsLeft)], t.pending)
-	t.pending, t.hsLeft = t.pending[n:], t.hsLeft-n
-	if len(t.pending) == 0 {
-		t.pending = nil // the next Feed starts a new array
+	n := copy(p[:min(len(p), h.hsLeft)], h.pending)
+	h.pending, h.hsLeft = h.pending[n:], h.hsLeft-n
+	if len(h.pending) == 0 {
+		h.pending = nil // the next Feed starts a new array
 	}
 	return n, nil
 }
 
 // readable reports whether a blocking Read can return bytes: a header at
 // a record's start (so that Read can stop at the record's end as
-// readOffered does), or the rest of a record begun. t.mu is held.
-func (t *Transport) readable() bool {
-	return len(t.pending) > 0 && (t.hsLeft > 0 || len(t.pending) >= HeaderLen)
+// readOffered does), or the rest of a record begun. The Transport's mu
+// is held.
+func (h *handshakeInput) readable() bool {
+	return len(h.pending) > 0 && (h.hsLeft > 0 || len(h.pending) >= HeaderLen)
 }
 
 func (t *Transport) readOffered(p []byte) (int, error) {
@@ -195,12 +221,13 @@ func (t *Transport) CloseWith(err error) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.err == nil {
-		t.err = err
+	if t.hs == nil {
+		return nil // no Read waits: the handshake is over
 	}
-	if t.ready != nil {
-		t.ready.Broadcast()
+	if t.hs.err == nil {
+		t.hs.err = err
 	}
+	t.hs.ready.Broadcast()
 	return nil
 }
 
@@ -235,7 +262,7 @@ func IsWouldBlock(err error) bool { return errors.Is(err, ErrWouldBlock) }
 func (t *Transport) Ready() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.split.ready()
+	return t.hs == nil || t.hs.split.ready()
 }
 
 // recordTypeHandshake is the content type of handshake records.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -87,4 +88,42 @@ func TestTransportWaitHooks(t *testing.T) {
 		t.Fatalf("Read ended by Close = % x, %v; want net.ErrClosed", r.b, r.err)
 	}
 	h.none(t)
+}
+
+// TestEndHandshakeDropsState: once EndHandshake returned the bytes the
+// handshake left, the Transport keeps neither its input buffer nor its
+// wait hooks (an engine's hooks refer to its pool's slot): what they
+// refer to is collected while the Transport lives on.
+func TestEndHandshakeDropsState(t *testing.T) {
+	tr := tlsrec.New(func(b []byte) (int, error) { return len(b), nil }, nil, nil)
+	collected := make(chan string, 2)
+	func() {
+		slot := new([64]byte) // what the hooks refer to
+		runtime.AddCleanup(slot, func(s string) { collected <- s }, "the hooks' slot")
+		tr.SetWaitHooks(func() { slot[0]++ }, func() { slot[1]++ })
+	}()
+	rec := []byte{22, 3, 1, 0, 4, 1, 0, 0, 0}
+	tr.Feed(rec)
+	if r := <-read(tr); r.err != nil {
+		t.Fatal(r.err)
+	}
+	tr.Feed([]byte{23, 3, 3, 0, 1, 9}) // application data after the handshake
+	rest := tr.EndHandshake()
+	if !bytes.Equal(rest, []byte{23, 3, 3, 0, 1, 9}) {
+		t.Fatalf("EndHandshake = % x, want the record fed after the handshake's", rest)
+	}
+	for i := 0; i < 10; i++ {
+		runtime.GC()
+		select {
+		case <-collected:
+			tr.CloseWith(nil) // no Read waits: nothing to do, no panic
+			if n := tr.Buffered(); n != 0 {
+				t.Fatalf("Buffered after EndHandshake = %d, want 0", n)
+			}
+			runtime.KeepAlive(tr)
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("the wait hooks' referents outlive EndHandshake")
 }
