@@ -333,21 +333,22 @@ func (hs *handshake) verify(c *Conn, resp *http.Response) error {
 		return bad("no 'websocket' in Upgrade")
 	case !hasToken(resp.Header, "Connection", "upgrade"):
 		return bad("no 'upgrade' in Connection")
-	case resp.Header.Get("Sec-WebSocket-Accept") != acceptKey(hs.key):
+	case resp.Header.Get(hdrAccept) != acceptKey(hs.key):
 		return bad("wrong Sec-WebSocket-Accept")
 	}
-	if sub := resp.Header.Get("Sec-WebSocket-Protocol"); sub != "" {
+	if sub := resp.Header.Get(hdrProtocol); sub != "" {
 		if !containsString(hs.sub, sub) {
 			return bad("subprotocol " + sub + " was not offered")
 		}
 		c.rare.Load().sub = sub
 	}
-	st, err := acceptResponse(resp.Header.Values("Sec-WebSocket-Extensions"), c.cfg.Compression)
+	st, err := acceptResponse(resp.Header.Values(hdrExtensions), c.cfg.Compression)
 	if err != nil {
 		return err
 	}
 	if st.on {
-		c.pmd = &st
+		pmd := st // made here, not for every handshake as &st would be
+		c.pmd = &pmd
 	}
 	return nil
 }
