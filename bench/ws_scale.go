@@ -17,11 +17,14 @@ import (
 
 // wsScaleRun is a scale run's record.
 type wsScaleRun struct {
-	Time       string  `json:"time"`
-	Lib        string  `json:"lib"`
-	Client     string  `json:"client"`
-	Layout     string  `json:"layout"`
-	Procs      int     `json:"server_procs"`
+	Time   string `json:"time"`
+	Lib    string `json:"lib"`
+	Client string `json:"client"`
+	Layout string `json:"layout"`
+	Procs  int    `json:"server_procs"`
+	// MemLimit is the servers' GOMEMLIMIT, when set (-gomemlimit): not
+	// the runtime's default, so labelled wherever the figure is quoted.
+	MemLimit   string  `json:"server_gomemlimit,omitempty"`
 	Clients    int     `json:"client_procs"`
 	Want       int     `json:"want_conns"`
 	Conns      int     `json:"conns"`
@@ -65,6 +68,7 @@ func wsScaleMain(args []string) error {
 	out := fs.String("out", "", "directory to append the record (ws-scale.jsonl) to")
 	heapDir := fs.String("heap", "", "once the memory is read, write each server's heap profile (server-N.pprof) to this directory")
 	rate := fs.Int("memprofilerate", 0, "the servers' runtime.MemProfileRate (1: every allocation, for -heap; it costs memory: not for the record)")
+	memLimit := fs.String("gomemlimit", "", "the servers' GOMEMLIMIT (e.g. 12MiB), a labelled configuration; default: none, as every library runs")
 	wait := fs.Duration("wait", 10*time.Minute, "wait at most this long for the machine to be quiet (under 30% busy) before starting")
 	fs.Parse(args)
 	if _, err := findWsServer(*lib); err != nil {
@@ -79,7 +83,7 @@ func wsScaleMain(args []string) error {
 	if *layout != "ports" && *layout != "reuseport" {
 		return fmt.Errorf("-layout %q: ports or reuseport", *layout)
 	}
-	r := wsScaleRun{Time: time.Now().UTC().Format(time.RFC3339), Lib: *lib, Client: *client, Layout: *layout, Procs: *procs, Clients: *clients, Want: *conns}
+	r := wsScaleRun{Time: time.Now().UTC().Format(time.RFC3339), Lib: *lib, Client: *client, Layout: *layout, Procs: *procs, Clients: *clients, Want: *conns, MemLimit: *memLimit}
 	r.Busy = wsWaitQuiet(0.3, *wait)
 	err := wsScaleRunOnce(&r, wsScaleOpts{*serverCPU, *clientCPU, *dialers, *hold, *echo, *conc, *payload, *heapDir, *rate})
 	if err != nil {
@@ -136,7 +140,11 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 		if o.rate > 0 {
 			args = append(args, "-memprofilerate", strconv.Itoa(o.rate))
 		}
-		srv, err := startWsChild(fmt.Sprintf("server %d", i), serverCPU, args...)
+		var env []string
+		if r.MemLimit != "" {
+			env = append(env, "GOMEMLIMIT="+r.MemLimit)
+		}
+		srv, err := startWsChildEnv(fmt.Sprintf("server %d", i), serverCPU, env, args...)
 		if err != nil {
 			return err
 		}
@@ -278,8 +286,12 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 }
 
 func wsScaleLine(r wsScaleRun) string {
+	lib := r.Lib
+	if r.MemLimit != "" {
+		lib += " with GOMEMLIMIT=" + r.MemLimit
+	}
 	s := fmt.Sprintf("scale %s (%s client, %s): %d/%d conns on %d server procs %v in %.1f s; server Pss %.1f MB (before %.1f MB): %.0f B/conn growth, %.0f B/conn total; 1M projected: %.0f MB (total/conn × 1M), %.0f MB (one base + growth × 1M); clients Pss %.1f MB; servers' Go heap in use %.1f MB, stacks %.1f MB",
-		r.Lib, r.Client, r.Layout, r.Conns, r.Want, r.Procs, r.PerProc, r.DialSecs, float64(r.Loaded.Pss)/1e6, float64(r.Before.Pss)/1e6,
+		lib, r.Client, r.Layout, r.Conns, r.Want, r.Procs, r.PerProc, r.DialSecs, float64(r.Loaded.Pss)/1e6, float64(r.Before.Pss)/1e6,
 		r.PerConn, r.Total, r.Proj1MLin/1e6, r.Proj1MOne/1e6, float64(r.ClientMem.Pss)/1e6, r.MemStats["heap_inuse"]/1e6, r.MemStats["stack_inuse"]/1e6)
 	if r.FirstError != "" {
 		s += fmt.Sprintf("; %d dial errors, first: %s", r.DialErrors, r.FirstError)
