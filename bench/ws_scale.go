@@ -24,11 +24,14 @@ type wsScaleRun struct {
 	Procs  int    `json:"server_procs"`
 	// MemLimit is the servers' GOMEMLIMIT, when set (-gomemlimit): not
 	// the runtime's default, so labelled wherever the figure is quoted.
-	MemLimit   string  `json:"server_gomemlimit,omitempty"`
-	Clients    int     `json:"client_procs"`
-	Want       int     `json:"want_conns"`
-	Conns      int     `json:"conns"`
-	PerProc    []int   `json:"conns_per_server_proc"`
+	MemLimit string `json:"server_gomemlimit,omitempty"`
+	Clients  int    `json:"client_procs"`
+	Want     int    `json:"want_conns"`
+	Conns    int    `json:"conns"`
+	PerProc  []int  `json:"conns_per_server_proc"`
+	// PssBefore and PssLoaded are each server's Pss before and once loaded, in bytes.
+	PssBefore  []int64 `json:"pss_before_per_server_proc,omitempty"`
+	PssLoaded  []int64 `json:"pss_loaded_per_server_proc,omitempty"`
 	DialErrors int     `json:"dial_errors,omitempty"`
 	FirstError string  `json:"first_error,omitempty"`
 	DialSecs   float64 `json:"dial_secs"`
@@ -174,6 +177,7 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 	if r.Before, err = wsMemOf(spids...); err != nil {
 		return err
 	}
+	r.PssBefore = wsPssEach(spids)
 	// The clients, started together.
 	var clients []*wsChild
 	start := time.Now()
@@ -215,6 +219,7 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 	if r.Loaded, err = wsMemOf(spids...); err != nil {
 		return err
 	}
+	r.PssLoaded = wsPssEach(spids)
 	r.ClientMem, _ = wsMemOf(cpids...)
 	r.MemStats = wsMemStatsOf(servers)
 	for _, s := range servers {
@@ -343,4 +348,13 @@ func wsMemStatsOf(servers []*wsChild) map[string]float64 {
 		}
 	}
 	return sum
+}
+
+// wsPssEach is each process's Pss, in bytes (0 if unreadable).
+func wsPssEach(pids []int) []int64 {
+	pss := make([]int64, len(pids))
+	for i, pid := range pids {
+		pss[i], _ = wsPss(pid)
+	}
+	return pss
 }
