@@ -120,7 +120,7 @@ func (d *Dialer) DialWith(ctx context.Context, rawURL string, v any) (*Conn, *ht
 	}
 	hs := d.newHandshake(u)
 	hs.trace = httptrace.ContextClientTrace(ctx)
-	c := &Conn{cfg: d.cfg, role: client, ctx: v}
+	c := &Conn{cfg: d.cfg, role: client, ctx: boxed(v)}
 	c.rare.Store(&connRare{hs: hs})
 	if hs.trace != nil && hs.trace.GetConn != nil {
 		hs.trace.GetConn(addr)
@@ -347,8 +347,8 @@ func (hs *handshake) verify(c *Conn, resp *http.Response) error {
 		return err
 	}
 	if st.on {
-		pmd := st // made here, not for every handshake as &st would be
-		c.pmd = &pmd
+		pmd := st                // made here, not for every handshake as &st would be
+		c.rare.Load().pmd = &pmd // a client's Conn has its rare part (its handshake)
 	}
 	return nil
 }

@@ -103,7 +103,7 @@ func (u *Upgrader) upgrade(w http.ResponseWriter, r *http.Request, header http.H
 		http.Error(w, http.StatusText(status)+": "+why, status)
 		return nil, fmt.Errorf("%w: %s", ErrBadHandshake, why)
 	}
-	c := &Conn{cfg: u.cfg, role: server, ctx: v}
+	c := &Conn{cfg: u.cfg, role: server, ctx: boxed(v)}
 	h := w.Header()
 	for k, vs := range header {
 		h[k] = append(h[k], vs...)
@@ -133,13 +133,14 @@ func (u *Upgrader) answer(c *Conn, h http.Header, r *http.Request, overH2 bool) 
 		h["Connection"] = connectionValue
 		h[hdrAccept] = []string{acceptKey(r.Header.Get(hdrKey))}
 	}
+	// c is not shared yet: its rare part is made without wmu.
 	if sub := u.pick(r); sub != "" {
-		c.rare.Store(&connRare{sub: sub})
+		c.rareLocked().sub = sub
 		h.Set(hdrProtocol, sub)
 	}
 	if st, resp, ok := negotiateServer(r.Header.Values(hdrExtensions), u.cfg.Compression); ok {
 		pmd := st // made here, not for every upgrade as &st would be
-		c.pmd = &pmd
+		c.rareLocked().pmd = &pmd
 		h.Set(hdrExtensions, resp)
 	}
 }
