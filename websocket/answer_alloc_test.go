@@ -42,3 +42,16 @@ func TestAnswerAllocs(t *testing.T) {
 		t.Errorf("Upgrade, Connection = %q, want %q", got, "websocket Upgrade")
 	}
 }
+
+// TestNewConnAllocs checks that a Conn made with no value, as Upgrade
+// makes it, is one allocation: its box is made only for a value.
+func TestNewConnAllocs(t *testing.T) {
+	cfg := newConfig(Options{})
+	var c *Conn
+	if n := testing.AllocsPerRun(100, func() { c = newConn(cfg, server, nil) }); n != 1 {
+		t.Errorf("a Conn with no value: %v allocations, want 1", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { c = newConn(cfg, server, c) }); n != 2 {
+		t.Errorf("a Conn with a value: %v allocations, want 2 (it and its box)", n)
+	}
+}

@@ -164,12 +164,20 @@ func (c *Conn) Context() any {
 	return *c.ctx
 }
 
+// newConn returns a Conn of cfg's playing role, with v as its value:
+// one allocation, two with a value (TestNewConnAllocs).
+func newConn(cfg *config, role role, v any) *Conn {
+	return &Conn{cfg: cfg, role: role, ctx: boxed(v)}
+}
+
 // boxed returns v in a box of its own for Conn.ctx, or nil for nil.
 func boxed(v any) *any {
 	if v == nil {
 		return nil
 	}
-	return &v
+	b := new(any) // not &v: inlined, that moves the caller's v to the heap whatever it is
+	*b = v
+	return b
 }
 
 // SetContext attaches v to the connection, for the callbacks to find. It

@@ -120,7 +120,7 @@ func (d *Dialer) DialWith(ctx context.Context, rawURL string, v any) (*Conn, *ht
 	}
 	hs := d.newHandshake(u)
 	hs.trace = httptrace.ContextClientTrace(ctx)
-	c := &Conn{cfg: d.cfg, role: client, ctx: boxed(v)}
+	c := newConn(d.cfg, client, v)
 	c.rare.Store(&connRare{hs: hs})
 	if hs.trace != nil && hs.trace.GetConn != nil {
 		hs.trace.GetConn(addr)

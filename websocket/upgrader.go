@@ -103,7 +103,7 @@ func (u *Upgrader) upgrade(w http.ResponseWriter, r *http.Request, header http.H
 		http.Error(w, http.StatusText(status)+": "+why, status)
 		return nil, fmt.Errorf("%w: %s", ErrBadHandshake, why)
 	}
-	c := &Conn{cfg: u.cfg, role: server, ctx: boxed(v)}
+	c := newConn(u.cfg, server, v)
 	h := w.Header()
 	for k, vs := range header {
 		h[k] = append(h[k], vs...)
