@@ -198,7 +198,7 @@
 // SECURITY.md lists every resource a peer can make a server hold, its
 // bound and its test.
 //
-// An idle upgraded connection keeps about 270 bytes of heap on an
+// An idle upgraded connection keeps about 260 bytes of heap on an
 // httpd.Server (the engine's Conn, this package's, the loop's entries
 // and the Upgrader's), and each upgrade leaves about 3 KB of garbage,
 // most of it the HTTP request's. With the runtime's defaults (GOGC=100)
