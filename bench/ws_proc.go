@@ -50,6 +50,13 @@ func wsEnv() []string {
 // startWsChild starts this binary with args, pinned to cpus ("" for no
 // pinning).
 func startWsChild(name, cpus string, args ...string) (*wsChild, error) {
+	return startWsChildEnv(name, cpus, nil, args...)
+}
+
+// startWsChildEnv is startWsChild with env (KEY=VALUE) added to wsEnv's:
+// a configuration that is not the runtime's default, to be labelled as
+// such.
+func startWsChildEnv(name, cpus string, env []string, args ...string) (*wsChild, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -60,7 +67,7 @@ func startWsChild(name, cpus string, args ...string) (*wsChild, error) {
 	} else {
 		cmd = exec.Command(exe, args...)
 	}
-	cmd.Env = wsEnv()
+	cmd.Env = append(wsEnv(), env...)
 	ch := &wsChild{name: name, cmd: cmd, lines: make(chan string, 16), stderr: &wsTail{}, done: make(chan struct{})}
 	cmd.Stderr = ch.stderr
 	if ch.stdin, err = cmd.StdinPipe(); err != nil {

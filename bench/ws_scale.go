@@ -17,21 +17,30 @@ import (
 
 // wsScaleRun is a scale run's record.
 type wsScaleRun struct {
-	Time       string  `json:"time"`
-	Lib        string  `json:"lib"`
-	Client     string  `json:"client"`
-	Layout     string  `json:"layout"`
-	Procs      int     `json:"server_procs"`
-	Clients    int     `json:"client_procs"`
-	Want       int     `json:"want_conns"`
-	Conns      int     `json:"conns"`
-	PerProc    []int   `json:"conns_per_server_proc"`
+	Time   string `json:"time"`
+	Lib    string `json:"lib"`
+	Client string `json:"client"`
+	Layout string `json:"layout"`
+	Procs  int    `json:"server_procs"`
+	// MemLimit is the servers' GOMEMLIMIT, when set (-gomemlimit): not
+	// the runtime's default, so labelled wherever the figure is quoted.
+	MemLimit string `json:"server_gomemlimit,omitempty"`
+	Clients  int    `json:"client_procs"`
+	Want     int    `json:"want_conns"`
+	Conns    int    `json:"conns"`
+	PerProc  []int  `json:"conns_per_server_proc"`
+	// PssBefore and PssLoaded are each server's Pss before and once loaded, in bytes.
+	PssBefore  []int64 `json:"pss_before_per_server_proc,omitempty"`
+	PssLoaded  []int64 `json:"pss_loaded_per_server_proc,omitempty"`
 	DialErrors int     `json:"dial_errors,omitempty"`
 	FirstError string  `json:"first_error,omitempty"`
 	DialSecs   float64 `json:"dial_secs"`
 	Before     wsMem   `json:"mem_before"`
 	Loaded     wsMem   `json:"mem_loaded"`
 	ClientMem  wsMem   `json:"client_mem_loaded"`
+	// MemStats are the servers' runtime figures once loaded, summed
+	// (goroutines and num_gc too).
+	MemStats map[string]float64 `json:"server_memstats,omitempty"`
 	// PerConn is the growth: (Pss loaded - Pss before) / conns; Total the
 	// whole: Pss loaded / conns.
 	PerConn   float64 `json:"bytes_per_conn_growth"`
@@ -60,6 +69,10 @@ func wsScaleMain(args []string) error {
 	conc := fs.Int("c", 1000, "echo loops in flight, in all")
 	payload := fs.Int("payload", 1024, "echo message size")
 	out := fs.String("out", "", "directory to append the record (ws-scale.jsonl) to")
+	heapDir := fs.String("heap", "", "once the memory is read, write each server's heap profile (server-N.pprof) to this directory")
+	rate := fs.Int("memprofilerate", 0, "the servers' runtime.MemProfileRate (1: every allocation, for -heap; it costs memory: not for the record)")
+	memLimit := fs.String("gomemlimit", "", "the servers' GOMEMLIMIT (e.g. 12MiB), a labelled configuration; default: none, as every library runs")
+	wait := fs.Duration("wait", 10*time.Minute, "wait at most this long for the machine to be quiet (under 30% busy) before starting")
 	fs.Parse(args)
 	if _, err := findWsServer(*lib); err != nil {
 		return err
@@ -73,9 +86,9 @@ func wsScaleMain(args []string) error {
 	if *layout != "ports" && *layout != "reuseport" {
 		return fmt.Errorf("-layout %q: ports or reuseport", *layout)
 	}
-	r := wsScaleRun{Time: time.Now().UTC().Format(time.RFC3339), Lib: *lib, Client: *client, Layout: *layout, Procs: *procs, Clients: *clients, Want: *conns}
-	r.Busy = wsWaitQuiet(0.3, 10*time.Minute)
-	err := wsScaleRunOnce(&r, *serverCPU, *clientCPU, *dialers, *hold, *echo, *conc, *payload)
+	r := wsScaleRun{Time: time.Now().UTC().Format(time.RFC3339), Lib: *lib, Client: *client, Layout: *layout, Procs: *procs, Clients: *clients, Want: *conns, MemLimit: *memLimit}
+	r.Busy = wsWaitQuiet(0.3, *wait)
+	err := wsScaleRunOnce(&r, wsScaleOpts{*serverCPU, *clientCPU, *dialers, *hold, *echo, *conc, *payload, *heapDir, *rate})
 	if err != nil {
 		r.Err = err.Error()
 	}
@@ -97,7 +110,18 @@ func wsScaleMain(args []string) error {
 	return err
 }
 
-func wsScaleRunOnce(r *wsScaleRun, serverCPU, clientCPU string, dialers int, hold, echo time.Duration, conc, payload int) error {
+// wsScaleOpts are ws-scale's flags that the record does not keep.
+type wsScaleOpts struct {
+	serverCPU, clientCPU string
+	dialers              int
+	hold, echo           time.Duration
+	conc, payload        int
+	heapDir              string // "": no heap profile
+	rate                 int    // the servers' MemProfileRate; 0: the default
+}
+
+func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
+	serverCPU, clientCPU, dialers, hold, echo, conc, payload := o.serverCPU, o.clientCPU, o.dialers, o.hold, o.echo, o.conc, o.payload
 	var children []*wsChild
 	defer func() { stopAll(children) }()
 	// The servers: one port shared, or one each.
@@ -115,7 +139,15 @@ func wsScaleRunOnce(r *wsScaleRun, serverCPU, clientCPU string, dialers int, hol
 	var servers []*wsChild
 	var urls []string
 	for i := range r.Procs {
-		srv, err := startWsChild(fmt.Sprintf("server %d", i), serverCPU, append([]string{"ws-server", "-lib", r.Lib, "-addr", addr}, extra...)...)
+		args := append([]string{"ws-server", "-lib", r.Lib, "-addr", addr}, extra...)
+		if o.rate > 0 {
+			args = append(args, "-memprofilerate", strconv.Itoa(o.rate))
+		}
+		var env []string
+		if r.MemLimit != "" {
+			env = append(env, "GOMEMLIMIT="+r.MemLimit)
+		}
+		srv, err := startWsChildEnv(fmt.Sprintf("server %d", i), serverCPU, env, args...)
 		if err != nil {
 			return err
 		}
@@ -145,6 +177,7 @@ func wsScaleRunOnce(r *wsScaleRun, serverCPU, clientCPU string, dialers int, hol
 	if r.Before, err = wsMemOf(spids...); err != nil {
 		return err
 	}
+	r.PssBefore = wsPssEach(spids)
 	// The clients, started together.
 	var clients []*wsChild
 	start := time.Now()
@@ -186,7 +219,9 @@ func wsScaleRunOnce(r *wsScaleRun, serverCPU, clientCPU string, dialers int, hol
 	if r.Loaded, err = wsMemOf(spids...); err != nil {
 		return err
 	}
+	r.PssLoaded = wsPssEach(spids)
 	r.ClientMem, _ = wsMemOf(cpids...)
+	r.MemStats = wsMemStatsOf(servers)
 	for _, s := range servers {
 		fds, _ := procfs.FDs(s.pid())
 		r.PerProc = append(r.PerProc, len(fds)-fd0[s.pid()])
@@ -196,6 +231,11 @@ func wsScaleRunOnce(r *wsScaleRun, serverCPU, clientCPU string, dialers int, hol
 	r.Base1 = float64(r.Before.Pss) / float64(r.Procs)
 	r.Proj1MLin = r.Total * 1e6
 	r.Proj1MOne = r.Base1 + r.PerConn*1e6
+	if o.heapDir != "" {
+		if err := wsHeapProfiles(servers, o.heapDir); err != nil {
+			return err
+		}
+	}
 	if echo <= 0 {
 		return nil
 	}
@@ -251,9 +291,13 @@ func wsScaleRunOnce(r *wsScaleRun, serverCPU, clientCPU string, dialers int, hol
 }
 
 func wsScaleLine(r wsScaleRun) string {
-	s := fmt.Sprintf("scale %s (%s client, %s): %d/%d conns on %d server procs %v in %.1f s; server Pss %.1f MB (before %.1f MB): %.0f B/conn growth, %.0f B/conn total; 1M projected: %.0f MB (total/conn × 1M), %.0f MB (one base + growth × 1M); clients Pss %.1f MB",
-		r.Lib, r.Client, r.Layout, r.Conns, r.Want, r.Procs, r.PerProc, r.DialSecs, float64(r.Loaded.Pss)/1e6, float64(r.Before.Pss)/1e6,
-		r.PerConn, r.Total, r.Proj1MLin/1e6, r.Proj1MOne/1e6, float64(r.ClientMem.Pss)/1e6)
+	lib := r.Lib
+	if r.MemLimit != "" {
+		lib += " with GOMEMLIMIT=" + r.MemLimit
+	}
+	s := fmt.Sprintf("scale %s (%s client, %s): %d/%d conns on %d server procs %v in %.1f s; server Pss %.1f MB (before %.1f MB): %.0f B/conn growth, %.0f B/conn total; 1M projected: %.0f MB (total/conn × 1M), %.0f MB (one base + growth × 1M); clients Pss %.1f MB; servers' Go heap in use %.1f MB, stacks %.1f MB",
+		lib, r.Client, r.Layout, r.Conns, r.Want, r.Procs, r.PerProc, r.DialSecs, float64(r.Loaded.Pss)/1e6, float64(r.Before.Pss)/1e6,
+		r.PerConn, r.Total, r.Proj1MLin/1e6, r.Proj1MOne/1e6, float64(r.ClientMem.Pss)/1e6, r.MemStats["heap_inuse"]/1e6, r.MemStats["stack_inuse"]/1e6)
 	if r.FirstError != "" {
 		s += fmt.Sprintf("; %d dial errors, first: %s", r.DialErrors, r.FirstError)
 	}
@@ -268,4 +312,49 @@ func wsScaleLine(r wsScaleRun) string {
 		s += "; FAILED: " + r.Err
 	}
 	return s
+}
+
+// wsHeapProfiles has each server write its heap profile, server-N.pprof
+// in dir, and waits for them.
+func wsHeapProfiles(servers []*wsChild, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i, s := range servers {
+		path, err := filepath.Abs(filepath.Join(dir, fmt.Sprintf("server-%d.pprof", i)))
+		if err != nil {
+			return err
+		}
+		if err := s.say("heap " + path); err != nil {
+			return err
+		}
+		if l, err := s.line(time.Minute); err != nil || l != "ok" {
+			return fmt.Errorf("server %d's heap profile: %q, %v", i, l, err)
+		}
+	}
+	return nil
+}
+
+// wsMemStatsOf sums the servers' runtime memory figures ("memstats").
+func wsMemStatsOf(servers []*wsChild) map[string]float64 {
+	sum := map[string]float64{}
+	for _, s := range servers {
+		var m map[string]float64
+		if s.say("memstats") != nil || s.report(10*time.Second, &m) != nil {
+			return nil
+		}
+		for k, v := range m {
+			sum[k] += v
+		}
+	}
+	return sum
+}
+
+// wsPssEach is each process's Pss, in bytes (0 if unreadable).
+func wsPssEach(pids []int) []int64 {
+	pss := make([]int64, len(pids))
+	for i, pid := range pids {
+		pss[i], _ = wsPss(pid)
+	}
+	return pss
 }

@@ -44,13 +44,17 @@ type Conn struct {
 
 	mu  sync.Mutex // guards mbits and the fields below
 	q   *outQueue  // queued output; nil until output is first queued
-	ctx any        // the user's value, or a *slotted once connslot.Set ran
+	ctx any        // the user's value; or, once connslot.Set ran, the slot (bSlot) or a *slotted
 }
 
 // slotted is a Conn's ctx once a protocol layer set its slot
-// (internal/connslot): the user's value beside the layer's, so that
-// SetContext cannot overwrite the layer's. It lives in ctx, not in a field
-// of its own, to keep a Conn in its size class (TestConnSize).
+// (internal/connslot) and the user a value: the user's value beside the
+// layer's, so that SetContext cannot overwrite the layer's. It lives in
+// ctx, not in a field of its own, to keep a Conn in its size class
+// (TestConnSize). Until the user sets a value, which few do on a
+// connection a layer took over (websocket keeps its own), ctx holds the
+// slot itself, and bSlot says so: the 32 bytes of a slotted stay
+// unmade for every such connection (TestSlotAllocs).
 type slotted struct{ user, slot any }
 
 func init() {
@@ -61,18 +65,24 @@ func init() {
 func (c *Conn) slot() any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.mbits.has(bSlot) {
+		return c.ctx
+	}
 	if s, ok := c.ctx.(*slotted); ok {
 		return s.slot
 	}
 	return c.ctx
 }
 
+// setSlot sets c's slot to v. The first call hands the Context to the
+// user, nil until SetContext.
 func (c *Conn) setSlot(v any) {
 	c.mu.Lock()
-	if s, ok := c.ctx.(*slotted); ok {
+	if s, ok := c.ctx.(*slotted); ok && !c.mbits.has(bSlot) {
 		s.slot = v
 	} else {
-		c.ctx = &slotted{slot: v}
+		c.ctx = v
+		c.mbits.set(bSlot, true)
 	}
 	c.mu.Unlock()
 }
@@ -146,6 +156,7 @@ const (
 	bShutWrite                      // CloseWrite: shut down once the queue is empty
 	bBatching                       // OnData runs on a batching loop: see eloop.batch
 	bAlert                          // closeNotify writes: writeRaw counts tlsState.alert
+	bSlot                           // ctx is the slot (see slotted); the user's value is nil
 )
 
 func (b muBits) has(f muBits) bool { return b&f != 0 }
@@ -234,6 +245,9 @@ func (c *Conn) RemoteAddr() net.Addr {
 func (c *Conn) Context() any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.mbits.has(bSlot) {
+		return nil
+	}
 	if s, ok := c.ctx.(*slotted); ok {
 		return s.user
 	}
@@ -248,9 +262,15 @@ func (c *Conn) Context() any {
 // ToEngineWith), or set in OnOpen.
 func (c *Conn) SetContext(v any) {
 	c.mu.Lock()
-	if s, ok := c.ctx.(*slotted); ok {
+	switch s, ok := c.ctx.(*slotted); {
+	case c.mbits.has(bSlot):
+		if v != nil {
+			c.ctx = &slotted{user: v, slot: c.ctx}
+			c.mbits.set(bSlot, false)
+		}
+	case ok:
 		s.user = v
-	} else {
+	default:
 		c.ctx = v
 	}
 	c.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/galeio/gale/engine"
@@ -53,11 +54,40 @@ func Upgrade(w http.ResponseWriter, p Protocol) (*engine.Conn, error) {
 	if r == nil {
 		return nil, ErrNotLoop
 	}
-	var head bytes.Buffer
+	head := upgradeHead(r.header)
+	ec, err := r.switchTo(head.Bytes(), p)
+	putUpgradeHead(head)
+	return ec, err
+}
+
+// upgradeHeads are the buffers 101 heads are written in: a head goes to
+// the engine's Write, which copies what it cannot send at once, so its
+// buffer is free again once switchTo returns. A bytes.Buffer of its own
+// grew four times per upgrade, some 450 bytes of garbage each, which a
+// server taking a million connections gives its collector.
+var upgradeHeads = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 512)) }}
+
+// maxPooledHead bounds the buffers upgradeHeads keeps: a response with a
+// large header (cookies) is not held on to.
+const maxPooledHead = 4 << 10
+
+// upgradeHead returns the 101 response with header h, in a buffer from
+// upgradeHeads.
+func upgradeHead(h http.Header) *bytes.Buffer {
+	head := upgradeHeads.Get().(*bytes.Buffer)
 	head.WriteString("HTTP/1.1 101 Switching Protocols\r\n")
-	r.header.Write(&head)
+	h.Write(head)
 	head.WriteString("\r\n")
-	return r.switchTo(head.Bytes(), p)
+	return head
+}
+
+// putUpgradeHead gives head back to upgradeHeads, unless it grew large.
+func putUpgradeHead(head *bytes.Buffer) {
+	if head.Cap() > maxPooledHead {
+		return
+	}
+	head.Reset()
+	upgradeHeads.Put(head)
 }
 
 // switchTo writes head, the response's, and hands the connection to p

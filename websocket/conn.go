@@ -33,19 +33,24 @@ type Conn struct {
 	parked    uint8 // what came while the callbacks waited (see hold.go)
 	rd        reader
 
-	ctx any       // the user's; under wmu
-	pmd *pmdState // permessage-deflate's agreement; nil without it. Set before the Conn is shared
+	// ctx boxes the user's value, nil while it is nil: a connection
+	// with none (a server that keeps its own table) saves the 16 bytes
+	// of an interface, and one with a value pays them in the box, made
+	// at its first SetContext. Under wmu.
+	ctx *any
 	// rare holds what most connections never need (see connRare), made
-	// on first need: so an idle connection is 96 bytes.
+	// on first need: so an idle connection is 80 bytes.
 	rare atomic.Pointer[connRare]
 }
 
 // connRare is the part of a Conn that few connections need. It is made
-// before the Conn is shared when the handshake needs it (a subprotocol, a
-// client's handshake), or else by whoever needs it first, under wmu
-// (rareLocked), and never replaced; each field says who owns it.
+// before the Conn is shared when the handshake needs it (a subprotocol,
+// permessage-deflate, a client's handshake), or else by whoever needs it
+// first, under wmu (rareLocked), and never replaced; each field says who
+// owns it.
 type connRare struct {
 	sub      string     // the subprotocol agreed on; set before Subprotocol may be called
+	pmd      *pmdState  // permessage-deflate's agreement; nil without it. Set before the Conn is shared
 	hs       *handshake // a client's, until its handshake ends; loop-owned
 	closeErr error      // what OnClose is given, if set before it; under wmu
 	closeBy  int64      // after the close frame was sent, when to stop waiting (Unix ns); loop-owned
@@ -72,6 +77,17 @@ func (c *Conn) rareLocked() *connRare {
 		c.rare.Store(r)
 	}
 	return r
+}
+
+// deflate returns permessage-deflate's agreement, or nil if there is
+// none. It lives in connRare, which a connection that agreed on it has:
+// the 8 bytes of a pointer in every Conn keep it in the 80-byte size
+// class (TestConnSize).
+func (c *Conn) deflate() *pmdState {
+	if r := c.rare.Load(); r != nil {
+		return r.pmd
+	}
+	return nil
 }
 
 // handshake returns a client's handshake in progress, or nil. It runs on
@@ -129,7 +145,7 @@ func (c *Conn) Subprotocol() string {
 }
 
 // Compressed reports whether permessage-deflate was agreed on.
-func (c *Conn) Compressed() bool { return c.pmd != nil }
+func (c *Conn) Compressed() bool { return c.deflate() != nil }
 
 // LocalAddr returns the local network address.
 func (c *Conn) LocalAddr() net.Addr { return c.ec().LocalAddr() }
@@ -142,7 +158,26 @@ func (c *Conn) RemoteAddr() net.Addr { return c.ec().RemoteAddr() }
 func (c *Conn) Context() any {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return c.ctx
+	if c.ctx == nil {
+		return nil
+	}
+	return *c.ctx
+}
+
+// newConn returns a Conn of cfg's playing role, with v as its value:
+// one allocation, two with a value (TestNewConnAllocs).
+func newConn(cfg *config, role role, v any) *Conn {
+	return &Conn{cfg: cfg, role: role, ctx: boxed(v)}
+}
+
+// boxed returns v in a box of its own for Conn.ctx, or nil for nil.
+func boxed(v any) *any {
+	if v == nil {
+		return nil
+	}
+	b := new(any) // not &v: inlined, that moves the caller's v to the heap whatever it is
+	*b = v
+	return b
 }
 
 // SetContext attaches v to the connection, for the callbacks to find. It
@@ -156,7 +191,11 @@ func (c *Conn) Context() any {
 // instead.
 func (c *Conn) SetContext(v any) {
 	c.wmu.Lock()
-	c.ctx = v
+	if c.ctx != nil {
+		*c.ctx = v // the box is the Conn's alone: Context copies the value out
+	} else {
+		c.ctx = boxed(v)
+	}
 	h := c.hold
 	c.hold = holdNone
 	c.wmu.Unlock()

@@ -120,7 +120,7 @@ func (d *Dialer) DialWith(ctx context.Context, rawURL string, v any) (*Conn, *ht
 	}
 	hs := d.newHandshake(u)
 	hs.trace = httptrace.ContextClientTrace(ctx)
-	c := &Conn{cfg: d.cfg, role: client, ctx: v}
+	c := newConn(d.cfg, client, v)
 	c.rare.Store(&connRare{hs: hs})
 	if hs.trace != nil && hs.trace.GetConn != nil {
 		hs.trace.GetConn(addr)
@@ -333,21 +333,22 @@ func (hs *handshake) verify(c *Conn, resp *http.Response) error {
 		return bad("no 'websocket' in Upgrade")
 	case !hasToken(resp.Header, "Connection", "upgrade"):
 		return bad("no 'upgrade' in Connection")
-	case resp.Header.Get("Sec-WebSocket-Accept") != acceptKey(hs.key):
+	case resp.Header.Get(hdrAccept) != acceptKey(hs.key):
 		return bad("wrong Sec-WebSocket-Accept")
 	}
-	if sub := resp.Header.Get("Sec-WebSocket-Protocol"); sub != "" {
+	if sub := resp.Header.Get(hdrProtocol); sub != "" {
 		if !containsString(hs.sub, sub) {
 			return bad("subprotocol " + sub + " was not offered")
 		}
 		c.rare.Load().sub = sub
 	}
-	st, err := acceptResponse(resp.Header.Values("Sec-WebSocket-Extensions"), c.cfg.Compression)
+	st, err := acceptResponse(resp.Header.Values(hdrExtensions), c.cfg.Compression)
 	if err != nil {
 		return err
 	}
 	if st.on {
-		c.pmd = &st
+		pmd := st                // made here, not for every handshake as &st would be
+		c.rare.Load().pmd = &pmd // a client's Conn has its rare part (its handshake)
 	}
 	return nil
 }

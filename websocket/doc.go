@@ -198,6 +198,18 @@
 // SECURITY.md lists every resource a peer can make a server hold, its
 // bound and its test.
 //
+// An idle upgraded connection keeps about 260 bytes of heap on an
+// httpd.Server (the engine's Conn, this package's, the loop's entries
+// and the Upgrader's), and each upgrade leaves about 3 KB of garbage,
+// most of it the HTTP request's. With the runtime's defaults (GOGC=100)
+// a heap grows to twice what it keeps before it is collected, so a
+// server's memory grows by some 500 to 700 bytes a connection. A memory
+// limit (runtime/debug.SetMemoryLimit, or GOMEMLIMIT) set for the
+// connections a server expects holds it nearer the live heap, at the
+// cost of more collections while they arrive: a choice for the
+// program, which this package does not make. docs/bench/figures.md in
+// the repository has the figures.
+//
 // # Limitations
 //
 // A message reaches OnMessage whole, after it all arrived, so a server

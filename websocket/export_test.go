@@ -22,8 +22,8 @@ func WindowCapForTest(c *Conn) int {
 	ch := make(chan int, 1)
 	err := c.ec().Execute(func(*engine.Conn) {
 		n := -1
-		if c.pmd != nil && c.pmd.win != nil {
-			n = cap(c.pmd.win.buf)
+		if pmd := c.deflate(); pmd != nil && pmd.win != nil {
+			n = cap(pmd.win.buf)
 		}
 		ch <- n
 	})

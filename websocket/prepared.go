@@ -65,7 +65,7 @@ func (c *Conn) WritePrepared(pm *PreparedMessage) error {
 	kind := framePlain
 	if c.compresses(len(pm.data)) {
 		kind = frameDeflate
-		if c.pmd.outBits < 15 {
+		if c.deflate().outBits < 15 {
 			kind = frameSmallWindow
 		}
 	}

@@ -150,8 +150,8 @@ func (c *Conn) releaseReader() {
 	putBuf(c.rd.msg)
 	c.rd.msg = nil
 	c.releaseStream()
-	if c.pmd != nil {
-		c.pmd.win = nil
+	if pmd := c.deflate(); pmd != nil {
+		pmd.win = nil
 	}
 }
 

@@ -109,7 +109,7 @@ func (c *Conn) check(h *header) error {
 		return protocolErr("frame masked wrongly for its direction")
 	case isControl(h.op) && (!h.fin || h.length > maxControl):
 		return protocolErr("control frame fragmented or over 125 bytes")
-	case h.rsv1 && (c.pmd == nil || h.op == continuation || isControl(h.op)):
+	case h.rsv1 && (c.deflate() == nil || h.op == continuation || isControl(h.op)):
 		return protocolErr("RSV1 set without permessage-deflate on a message's first frame")
 	case h.op == continuation && c.rd.typ == 0:
 		return protocolErr("continuation frame without a message begun")
@@ -233,7 +233,7 @@ func (c *Conn) endMessage() error {
 	var out *buf
 	if r.compressed {
 		out = getBuf(min(4*len(data)+64, maxPooled))
-		b, err := c.pmd.inflate(out.b, data, c.cfg.ReadLimit)
+		b, err := c.deflate().inflate(out.b, data, c.cfg.ReadLimit)
 		if err != nil {
 			putBuf(out)
 			return err

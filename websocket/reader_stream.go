@@ -89,8 +89,8 @@ func (c *Conn) beginStream(h *header) {
 	*s = streamIn{}
 	if h.rsv1 {
 		var dict []byte
-		if c.pmd.inTakeover && c.pmd.win != nil {
-			dict = c.pmd.win.bytes()
+		if pmd := c.deflate(); pmd.inTakeover && pmd.win != nil {
+			dict = pmd.win.bytes()
 		}
 		s.inf = newInflateStream(dict)
 	}
@@ -188,8 +188,8 @@ func (c *Conn) deliverPiece(s *streamIn, p []byte, final bool) error {
 		return invalidUTF8()
 	}
 	s.out += int64(len(p))
-	if s.inf != nil && c.pmd.inTakeover && c.pmd.win != nil {
-		c.pmd.win.add(p)
+	if pmd := c.deflate(); s.inf != nil && pmd.inTakeover && pmd.win != nil {
+		pmd.win.add(p)
 	}
 	if final {
 		r.typ, r.compressed = 0, false

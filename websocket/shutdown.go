@@ -9,9 +9,9 @@ import (
 // for Upgrader.Shutdown. Its methods are safe from any goroutine.
 type liveSet struct {
 	mu      sync.Mutex
-	conns   map[*Conn]struct{} // tracked from before the switch to OnClose; under mu
-	closing bool               // Shutdown began: arrivals are told to go; under mu
-	code    StatusCode         // what they are told; set with closing
+	conns   connSet    // tracked from before the switch to OnClose; under mu
+	closing bool       // Shutdown began: arrivals are told to go; under mu
+	code    StatusCode // what they are told; set with closing
 	reason  string
 	empty   chan struct{} // made by Shutdown, closed once conns is empty; under mu
 }
@@ -19,18 +19,15 @@ type liveSet struct {
 // track adds c, before its upgrade may give it a callback.
 func (s *liveSet) track(c *Conn) {
 	s.mu.Lock()
-	if s.conns == nil {
-		s.conns = make(map[*Conn]struct{})
-	}
-	s.conns[c] = struct{}{}
+	s.conns.add(c)
 	s.mu.Unlock()
 }
 
 // untrack removes c: it closed, or its upgrade failed.
 func (s *liveSet) untrack(c *Conn) {
 	s.mu.Lock()
-	delete(s.conns, c)
-	if s.closing && len(s.conns) == 0 && s.empty != nil {
+	s.conns.remove(c)
+	if s.closing && s.conns.len() == 0 && s.empty != nil {
 		close(s.empty)
 		s.empty = nil
 	}
@@ -58,7 +55,7 @@ func (s *liveSet) begin(code StatusCode, reason string) ([]*Conn, <-chan struct{
 		s.empty = make(chan struct{})
 	}
 	done := s.empty
-	if len(s.conns) == 0 && done != nil {
+	if s.conns.len() == 0 && done != nil {
 		close(done)
 		s.empty = nil
 	}
@@ -67,11 +64,7 @@ func (s *liveSet) begin(code StatusCode, reason string) ([]*Conn, <-chan struct{
 		close(c)
 		done = c
 	}
-	conns := make([]*Conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	return conns, done
+	return s.conns.appendTo(make([]*Conn, 0, s.conns.len())), done
 }
 
 // Shutdown says goodbye to every connection u has upgraded: each one that

@@ -40,8 +40,8 @@ func (c *Conn) NextWriter(typ MessageType) (io.WriteCloser, error) {
 		return nil, err
 	}
 	s := &stream{c: c, op: typ}
-	if c.pmd != nil {
-		s.z = newDeflateStream(c.cfg.CompressionLevel, c.pmd.outBits)
+	if pmd := c.deflate(); pmd != nil {
+		s.z = newDeflateStream(c.cfg.CompressionLevel, pmd.outBits)
 	}
 	if r := c.rareLocked(); r.live == nil {
 		r.live = s

@@ -103,25 +103,13 @@ func (u *Upgrader) upgrade(w http.ResponseWriter, r *http.Request, header http.H
 		http.Error(w, http.StatusText(status)+": "+why, status)
 		return nil, fmt.Errorf("%w: %s", ErrBadHandshake, why)
 	}
-	c := &Conn{cfg: u.cfg, role: server, ctx: v}
+	c := newConn(u.cfg, server, v)
 	h := w.Header()
 	for k, vs := range header {
 		h[k] = append(h[k], vs...)
 	}
 	overH2 := isH2WebSocket(r)
-	if !overH2 {
-		h.Set("Upgrade", "websocket")
-		h.Set("Connection", "Upgrade")
-		h.Set("Sec-WebSocket-Accept", acceptKey(r.Header.Get("Sec-WebSocket-Key")))
-	}
-	if sub := u.pick(r); sub != "" {
-		c.rare.Store(&connRare{sub: sub})
-		h.Set("Sec-WebSocket-Protocol", sub)
-	}
-	if st, resp, ok := negotiateServer(r.Header.Values("Sec-WebSocket-Extensions"), u.cfg.Compression); ok {
-		c.pmd = &st
-		h.Set("Sec-WebSocket-Extensions", resp)
-	}
+	u.answer(c, h, r, overH2)
 	if hold {
 		c.holdFor(w, r)
 	}
@@ -132,6 +120,29 @@ func (u *Upgrader) upgrade(w http.ResponseWriter, r *http.Request, header http.H
 	}
 	u.cfg.live.arrived(c)
 	return c, nil
+}
+
+// answer fills h, the header of the response to r, a valid upgrade, and
+// sets what c agreed on: its subprotocol and compression. overH2 says r
+// is an HTTP/2 extended CONNECT, which has no key to accept. Beside what
+// the agreements need, it allocates the Sec-WebSocket-Accept value and
+// its slice (TestAnswerAllocs).
+func (u *Upgrader) answer(c *Conn, h http.Header, r *http.Request, overH2 bool) {
+	if !overH2 {
+		h["Upgrade"] = upgradeValue
+		h["Connection"] = connectionValue
+		h[hdrAccept] = []string{acceptKey(r.Header.Get(hdrKey))}
+	}
+	// c is not shared yet: its rare part is made without wmu.
+	if sub := u.pick(r); sub != "" {
+		c.rareLocked().sub = sub
+		h.Set(hdrProtocol, sub)
+	}
+	if st, resp, ok := negotiateServer(r.Header.Values(hdrExtensions), u.cfg.Compression); ok {
+		pmd := st // made here, not for every upgrade as &st would be
+		c.rareLocked().pmd = &pmd
+		h.Set(hdrExtensions, resp)
+	}
 }
 
 // switchTo hands the connection to c: on its loop, through an HTTP/2
@@ -156,7 +167,7 @@ func (u *Upgrader) switchTo(c *Conn, w http.ResponseWriter, r *http.Request, ove
 func (u *Upgrader) check(r *http.Request) (int, string) {
 	switch {
 	case isH2WebSocket(r):
-		if r.Header.Get("Sec-WebSocket-Version") != "13" {
+		if r.Header.Get(hdrVersion) != "13" {
 			return http.StatusUpgradeRequired, "Sec-WebSocket-Version is not 13"
 		}
 	case r.Method != http.MethodGet:
@@ -167,9 +178,9 @@ func (u *Upgrader) check(r *http.Request) (int, string) {
 		return http.StatusBadRequest, "no 'upgrade' in Connection"
 	case !hasToken(r.Header, "Upgrade", "websocket"):
 		return http.StatusBadRequest, "no 'websocket' in Upgrade"
-	case r.Header.Get("Sec-WebSocket-Version") != "13":
+	case r.Header.Get(hdrVersion) != "13":
 		return http.StatusUpgradeRequired, "Sec-WebSocket-Version is not 13"
-	case !validKey(r.Header.Get("Sec-WebSocket-Key")):
+	case !validKey(r.Header.Get(hdrKey)):
 		return http.StatusBadRequest, "bad Sec-WebSocket-Key"
 	}
 	check := u.CheckOrigin
@@ -184,7 +195,10 @@ func (u *Upgrader) check(r *http.Request) (int, string) {
 
 // pick returns the subprotocol agreed on: the first of u's that r offers.
 func (u *Upgrader) pick(r *http.Request) string {
-	offered := tokens(r.Header, "Sec-WebSocket-Protocol")
+	if len(u.Subprotocols) == 0 {
+		return ""
+	}
+	offered := tokens(r.Header, hdrProtocol)
 	for _, p := range u.Subprotocols {
 		if slices.Contains(offered, p) {
 			return p

@@ -106,7 +106,7 @@ func (c *Conn) writeCloseLocked(payload []byte) error {
 
 // compresses reports whether a message of n bytes goes compressed.
 func (c *Conn) compresses(n int) bool {
-	return c.pmd != nil && n >= c.cfg.CompressionThreshold
+	return c.deflate() != nil && n >= c.cfg.CompressionThreshold
 }
 
 // writeDataLocked writes a whole message's frame, compressing its
@@ -120,7 +120,7 @@ func (c *Conn) writeDataLocked(op MessageType, data []byte, deflate bool) error 
 	var z *buf
 	if deflate {
 		z = getBuf(len(data)/2 + 64)
-		z.b = compress(z.b, data, c.cfg.CompressionLevel, c.pmd.outBits)
+		z.b = compress(z.b, data, c.cfg.CompressionLevel, c.deflate().outBits)
 		payload = z.b
 	}
 	var err error
