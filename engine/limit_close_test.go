@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,7 +109,7 @@ func testInputLimitKeepsReplies(t *testing.T) {
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
-			if !etStreamEnd(err) {
+			if !etStreamEnd(err) && !(n == 1000 && errors.Is(err, syscall.ECONNRESET)) {
 				t.Fatalf("after %d replies: %v, want the end of the stream", n, err)
 			}
 			break
@@ -163,5 +164,9 @@ func etServeLimit(t *testing.T, h *etHandler, o engine.Options) (*engine.Engine,
 
 // etStreamEnd reports whether err ends a stream whose every byte was
 // read: an end of file. (A reset would have discarded what the client
-// had not read yet: the graceful close lingers so that none comes.)
+// had not read yet: the graceful close lingers so that none comes. It
+// does not linger when the kernel holds none of the peer's bytes and the
+// peer has all the server wrote, so a client still sending then may read
+// a reset after the last reply: TestInputLimitKeepsReplies takes that
+// reset once every reply is in.)
 func etStreamEnd(err error) bool { return err == io.EOF }
