@@ -120,6 +120,8 @@ func (g *generation) stop(t *testing.T) {
 type load struct {
 	dials, refused       atomic.Int64 // TCP connection attempts, and those refused
 	httpDials            atomic.Int64 // of which the HTTP clients
+	serverEnds           atomic.Int64 // HTTP clients' connections a server ended (endWatch), or closed by its response
+	firstEnd             atomic.Pointer[string]
 	requests, failed     atomic.Int64 // HTTP requests, and those that failed (error or wrong body)
 	servedBy             sync.Map     // pid → requests it answered
 	wsSent, wsEchoed     atomic.Int64 // distinct WebSocket messages sent, and echoed
@@ -149,7 +151,11 @@ func (l *load) dial(ctx context.Context, network, addr string) (net.Conn, error)
 func (l *load) httpClient(addr string, id int, stop <-chan struct{}) {
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		l.httpDials.Add(1)
-		return l.dial(ctx, network, addr)
+		c, err := l.dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &endWatch{Conn: c, l: l}, nil
 	}
 	tr := &http.Transport{DialContext: dial, MaxIdleConnsPerHost: 1}
 	defer tr.CloseIdleConnections()
@@ -170,6 +176,11 @@ func (l *load) httpClient(addr string, id int, stop <-chan struct{}) {
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if resp.Close {
+			l.serverEnds.Add(1) // "Connection: close": the client closes
+			s := "a response with Connection: close"
+			l.firstEnd.CompareAndSwap(nil, &s)
+		}
 		var pid int
 		if _, serr := fmt.Sscanf(string(body), "hello "+q+" from %d", &pid); err != nil || serr != nil || resp.StatusCode != 200 {
 			l.failed.Add(1)
@@ -179,6 +190,46 @@ func (l *load) httpClient(addr string, id int, stop <-chan struct{}) {
 		v, _ := l.servedBy.LoadOrStore(pid, new(atomic.Int64))
 		v.(*atomic.Int64).Add(1)
 	}
+}
+
+// endWatch is an HTTP client's connection. It tells an end the server
+// made (a read that fails, with the end of the stream or a reset, before
+// the client closed the connection) from the client's own close: the
+// Transport may close a connection and dial another for reasons of its
+// own (it reuses one only if its writer reported the request written
+// within 50 ms, say), which a hand-over cannot prevent.
+type endWatch struct {
+	net.Conn
+	l       *load
+	closing atomic.Bool // the client closes it
+	failed  atomic.Bool // a read or write failed
+}
+
+func (c *endWatch) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.ended(err)
+	return n, err
+}
+
+func (c *endWatch) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.ended(err)
+	return n, err
+}
+
+// ended counts the connection's first failed read or write, unless the
+// client closed it first.
+func (c *endWatch) ended(err error) {
+	if err != nil && !c.closing.Load() && !c.failed.Swap(true) {
+		c.l.serverEnds.Add(1)
+		s := err.Error()
+		c.l.firstEnd.CompareAndSwap(nil, &s)
+	}
+}
+
+func (c *endWatch) Close() error {
+	c.closing.Store(true)
+	return c.Conn.Close()
 }
 
 // wsConn is one WebSocket connection's events: its Context.
@@ -295,8 +346,9 @@ func (l *load) closed(err error) {
 //     counts as a WebSocket failure; must be 0.
 //
 // With conns, each generation also hands its idle keep-alive connections
-// to the next (httpd.Server.HandOff, SendConn, ReadyWith, ServeConn): the
-// HTTP clients then never reconnect, each dialing once.
+// to the next (httpd.Server.HandOff, SendConn, ReadyWith, ServeConn): no
+// HTTP client's connection is then ended by a server (endWatch), and
+// each generation reports every hand-over made and taken.
 func TestRestartUnderLoad(t *testing.T) {
 	t.Run("listeners", func(t *testing.T) { testRestartUnderLoad(t, false) })
 	t.Run("listeners-and-conns", func(t *testing.T) { testRestartUnderLoad(t, true) })
@@ -324,10 +376,12 @@ func testRestartUnderLoad(t *testing.T, conns bool) {
 	}
 	time.Sleep(phase)
 	b := startGeneration(t, ctl, true, conns)
-	t.Logf("A %d → B %d: A %s", a.cmd.Process.Pid, b.cmd.Process.Pid, a.drained(t))
+	aLine := a.drained(t)
+	t.Logf("A %d → B %d: A %s", a.cmd.Process.Pid, b.cmd.Process.Pid, aLine)
 	time.Sleep(phase)
 	c := startGeneration(t, ctl, true, conns)
-	t.Logf("B %d → C %d: B %s", b.cmd.Process.Pid, c.cmd.Process.Pid, b.drained(t))
+	bLine := b.drained(t)
+	t.Logf("B %d → C %d: B %s", b.cmd.Process.Pid, c.cmd.Process.Pid, bLine)
 	time.Sleep(phase)
 	close(stop)
 	wg.Wait()
@@ -336,7 +390,8 @@ func testRestartUnderLoad(t *testing.T, conns bool) {
 	served := map[int]int64{}
 	l.servedBy.Range(func(k, v any) bool { served[k.(int)] = v.(*atomic.Int64).Load(); return true })
 	lost := l.wsSent.Load() - l.wsEchoed.Load()
-	t.Logf("TCP: %d connection attempts (HTTP clients: %d), %d refused", l.dials.Load(), l.httpDials.Load(), l.refused.Load())
+	t.Logf("TCP: %d connection attempts (HTTP clients: %d, of their connections %d ended by a server), %d refused",
+		l.dials.Load(), l.httpDials.Load(), l.serverEnds.Load(), l.refused.Load())
 	t.Logf("HTTP: %d requests, %d failed; answered by pid: %v", l.requests.Load(), l.failed.Load(), served)
 	t.Logf("WebSocket: %d messages sent, %d echoed, %d lost, %d resent after %d closes with 1012, %d failures",
 		l.wsSent.Load(), l.wsEchoed.Load(), lost, l.wsResent.Load(), l.wsRestarts.Load(), l.wsFailed.Load())
@@ -350,7 +405,15 @@ func testRestartUnderLoad(t *testing.T, conns bool) {
 	if len(served) != 3 {
 		t.Errorf("requests answered by %d processes, want 3 (A, B, C)", len(served))
 	}
-	if conns && l.httpDials.Load() != clients {
-		t.Errorf("the HTTP clients dialed %d times, want %d: their connections were handed over, not closed", l.httpDials.Load(), clients)
+	if !conns {
+		return
+	}
+	if n := l.serverEnds.Load(); n != 0 {
+		t.Errorf("a server ended %d of the HTTP clients' connections (first: %s): want 0, each handed over", n, *l.firstEnd.Load())
+	}
+	for _, line := range []string{aLine, bLine} {
+		if !strings.Contains(line, " failed=0 ") || !strings.Contains(line, " unserved=0") {
+			t.Errorf("a hand-over failed: %s", line)
+		}
 	}
 }

@@ -54,14 +54,21 @@ func serverChild() int {
 	srv := newServer(os.Getpid())
 	conns := os.Getenv("GALE_RESTART_CONNS") != "" // hand idle connections over too
 	var offered atomic.Pointer[restart.Handover]
+	var hc handCount
 	if conns {
-		srv.HandOff = func(nc net.Conn, input []byte) error { return offered.Load().SendConn(nc, input) }
+		srv.HandOff = func(nc net.Conn, input []byte) error {
+			err := offered.Load().SendConn(nc, input)
+			hc.count(&hc.handed, &hc.failed, err)
+			return err
+		}
 	}
 	go srv.Serve(ln)
 	if tk != nil {
 		var err error
 		if conns {
-			err = tk.ReadyWith(ctx, func(nc net.Conn, input []byte) { srv.ServeConn(nc, input) })
+			err = tk.ReadyWith(ctx, func(nc net.Conn, input []byte) {
+				hc.count(&hc.taken, &hc.unserved, srv.ServeConn(nc, input))
+			})
 		} else {
 			err = tk.Ready()
 		}
@@ -89,11 +96,40 @@ func serverChild() int {
 	start := time.Now()
 	err = srv.Shutdown(ctx) // closes ln: the new process's copy stays open
 	h.Close()               // after the hand-offs: no more connections come
-	fmt.Println("drained", time.Since(start).Round(time.Millisecond), err)
+	d := time.Since(start).Round(time.Millisecond)
 	if tk != nil && conns {
 		<-tk.ConnsDone()
 	}
+	fmt.Println("drained", d, err, hc.String())
 	return 0
+}
+
+// handCount counts a generation's hand-overs of idle connections: those
+// it handed to its successor (HandOff) or failed to, and those it took
+// from its predecessor (ReadyWith) and served or failed to.
+type handCount struct {
+	handed, failed, taken, unserved atomic.Int64
+	firstErr                        atomic.Pointer[string]
+}
+
+// count adds one to ok or, with err, to failed.
+func (h *handCount) count(ok, failed *atomic.Int64, err error) {
+	if err == nil {
+		ok.Add(1)
+		return
+	}
+	failed.Add(1)
+	s := err.Error()
+	h.firstErr.CompareAndSwap(nil, &s)
+}
+
+// String is the counts as the test reads them (see handOffsOK).
+func (h *handCount) String() string {
+	s := fmt.Sprintf("handed=%d failed=%d taken=%d unserved=%d", h.handed.Load(), h.failed.Load(), h.taken.Load(), h.unserved.Load())
+	if e := h.firstErr.Load(); e != nil {
+		s += " first error: " + *e
+	}
+	return s
 }
 
 // newServer serves GET /hello (its body names the process and echoes
