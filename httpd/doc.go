@@ -44,10 +44,10 @@
 //
 // Measured against net/http's HTTP/2 server on one handler, h2c under
 // h2load on this project's 2-core machine (go run ./cmd/galebench
-// -scenarios h2; docs/bench/h2.md): 2.03×, 2.63× and 1.80× its requests/s
-// with 1 connection × 100 streams, 50 × 10 and 500 × 1, at 0.46×, 0.41×
-// and 0.47× its server CPU per request; an idle connection 2,293 bytes of
-// RSS at 10,000, against net/http's 28,516.
+// -scenarios h2; docs/bench/h2.md): 2.39×, 2.33× and 1.88× its requests/s
+// with 1 connection × 100 streams, 50 × 10 and 500 × 1, at 0.44×, 0.38×
+// and 0.40× its server CPU per request; an idle connection 2,322 bytes of
+// RSS at 10,000, against net/http's 28,888.
 //
 // Request heads of the common shape are parsed on the loop straight into
 // the *http.Request, and every other head by net/http's own parser
