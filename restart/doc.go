@@ -53,10 +53,10 @@
 // busy with a request is handed over once its response is written): its
 // client never sees the restart. TestRestartUnderLoad's
 // listeners-and-conns case replaces a server twice under load with no
-// HTTP client's connection ended by a server. TLS connections (crypto/tls's state cannot
-// leave the process), HTTP/2 and upgraded ones, and those read a PROXY
-// header from (the client's address stays behind) are closed, or told
-// to reconnect, as before.
+// HTTP client's connection ended by a server. TLS connections
+// (crypto/tls's state cannot leave the process), HTTP/2 and upgraded
+// ones, and those read a PROXY header from (the client's address stays
+// behind) are closed, or told to reconnect, as before.
 //
 // # Concurrency
 //

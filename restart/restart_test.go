@@ -193,11 +193,11 @@ func (l *load) httpClient(addr string, id int, stop <-chan struct{}) {
 }
 
 // endWatch is an HTTP client's connection. It tells an end the server
-// made (a read that fails, with the end of the stream or a reset, before
-// the client closed the connection) from the client's own close: the
-// Transport may close a connection and dial another for reasons of its
-// own (it reuses one only if its writer reported the request written
-// within 50 ms, say), which a hand-over cannot prevent.
+// made (a read or write that fails, with the end of the stream or a
+// reset, before the client closed the connection) from the client's own
+// close: the Transport may close a connection and dial another for
+// reasons of its own (it reuses one only if its writer reported the
+// request written within 50 ms, say), which a hand-over cannot prevent.
 type endWatch struct {
 	net.Conn
 	l       *load

@@ -123,7 +123,8 @@ func (h *handCount) count(ok, failed *atomic.Int64, err error) {
 	h.firstErr.CompareAndSwap(nil, &s)
 }
 
-// String is the counts as the test reads them (see handOffsOK).
+// String is the counts as testRestartUnderLoad reads them: it wants
+// failed=0 and unserved=0.
 func (h *handCount) String() string {
 	s := fmt.Sprintf("handed=%d failed=%d taken=%d unserved=%d", h.handed.Load(), h.failed.Load(), h.taken.Load(), h.unserved.Load())
 	if e := h.firstErr.Load(); e != nil {
