@@ -177,9 +177,7 @@ func (l *load) httpClient(addr string, id int, stop <-chan struct{}) {
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.Close {
-			l.serverEnds.Add(1) // "Connection: close": the client closes
-			s := "a response with Connection: close"
-			l.firstEnd.CompareAndSwap(nil, &s)
+			l.serverEnded("a response with Connection: close") // the client closes
 		}
 		var pid int
 		if _, serr := fmt.Sscanf(string(body), "hello "+q+" from %d", &pid); err != nil || serr != nil || resp.StatusCode != 200 {
@@ -221,15 +219,20 @@ func (c *endWatch) Write(p []byte) (int, error) {
 // client closed it first.
 func (c *endWatch) ended(err error) {
 	if err != nil && !c.closing.Load() && !c.failed.Swap(true) {
-		c.l.serverEnds.Add(1)
-		s := err.Error()
-		c.l.firstEnd.CompareAndSwap(nil, &s)
+		c.l.serverEnded(err.Error())
 	}
 }
 
 func (c *endWatch) Close() error {
 	c.closing.Store(true)
 	return c.Conn.Close()
+}
+
+// serverEnded counts an HTTP client's connection a server ended, and
+// keeps the first reason.
+func (l *load) serverEnded(why string) {
+	l.serverEnds.Add(1)
+	l.firstEnd.CompareAndSwap(nil, &why)
 }
 
 // wsConn is one WebSocket connection's events: its Context.
