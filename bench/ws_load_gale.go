@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,14 +49,11 @@ type galeLoadConn struct {
 func newGaleLoader() *galeLoader { return &galeLoader{} }
 
 func (g *galeLoader) connect(o *wsLoadOptions) (int, []error) {
-	if o.src != "" {
-		return 0, []error{errors.New("-src: gale's Dialer has no source address option; use several server ports")}
-	}
 	g.conns = make([]atomic.Pointer[websocket.Conn], o.n)
 	g.st = make([]galeLoadConn, o.n)
 	g.pl = newWsPayload(o.payload)
 	g.bufs.New = func() any { b := make([]byte, 0, o.payload); return &b }
-	eo := engine.Options{}
+	eo := engine.Options{TCPKeepAlive: o.keepAlive}
 	switch o.backend {
 	case "epoll":
 		eo.Backend = backend.Epoll
@@ -70,6 +68,12 @@ func (g *galeLoader) connect(o *wsLoadOptions) (int, []error) {
 		return 0, []error{err}
 	}
 	d := &websocket.Dialer{Options: websocket.Options{Handler: g, Engine: e}, HandshakeTimeout: 10 * time.Second}
+	if o.src != "" {
+		// package net dials from the source address; the loop adopts the
+		// socket.
+		nd := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(o.src)}, KeepAlive: o.keepAlive, Control: bindAddressNoPort}
+		d.NetDialContext = nd.DialContext
+	}
 	errs := dialAll(o.n, o.dialers, func(i int) error {
 		st := &g.st[i]
 		st.idx = uint32(i)

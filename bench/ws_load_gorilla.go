@@ -21,9 +21,10 @@ type gorillaLoader struct {
 func (g *gorillaLoader) connect(o *wsLoadOptions) (int, []error) {
 	g.conns = make([]*websocket.Conn, o.n)
 	g.pl = newWsPayload(o.payload)
-	nd := &net.Dialer{Timeout: 10 * time.Second}
+	nd := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: o.keepAlive}
 	if o.src != "" {
 		nd.LocalAddr = &net.TCPAddr{IP: net.ParseIP(o.src)}
+		nd.Control = bindAddressNoPort
 	}
 	d := websocket.Dialer{NetDialContext: nd.DialContext, HandshakeTimeout: 10 * time.Second}
 	errs := dialAll(o.n, o.dialers, func(i int) error {

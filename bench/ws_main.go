@@ -10,6 +10,7 @@ package main
 //	go run . ws-load -url ws://127.0.0.1:9001/ws -n 10000 ...   (a client process)
 //	go run . ws-bench -mode idle|echo [-libs ...] [-reps 3] -out ../docs/bench/ws
 //	go run . ws-scale -lib gale -conns 100000 -procs 6 -out ../docs/bench/ws
+//	go run . ws-scale -lib gale -conns 1000000 -procs 60 -clients 60 -client-srcs -keepalive -1s
 
 import (
 	"fmt"

@@ -25,10 +25,19 @@ type wsScaleRun struct {
 	// MemLimit is the servers' GOMEMLIMIT, when set (-gomemlimit): not
 	// the runtime's default, so labelled wherever the figure is quoted.
 	MemLimit string `json:"server_gomemlimit,omitempty"`
-	Clients  int    `json:"client_procs"`
-	Want     int    `json:"want_conns"`
-	Conns    int    `json:"conns"`
-	PerProc  []int  `json:"conns_per_server_proc"`
+	// KeepAlive is both ends' TCP keep-alive period when set
+	// (-keepalive; negative: off), else package net's 15 s.
+	KeepAlive string `json:"tcp_keepalive,omitempty"`
+	Clients   int    `json:"client_procs"`
+	Want      int    `json:"want_conns"`
+	Conns     int    `json:"conns"`
+	PerProc   []int  `json:"conns_per_server_proc"`
+	// Srcs: each client dialed from its own 127.0.0.x (-client-srcs).
+	Srcs bool `json:"client_srcs,omitempty"`
+	// Held is what the servers held when their memory was read (the sum
+	// of PerProc): a run whose servers lost connections since the
+	// clients counted them fails.
+	Held int `json:"conns_held,omitempty"`
 	// PssBefore and PssLoaded are each server's Pss before and once loaded, in bytes.
 	PssBefore  []int64 `json:"pss_before_per_server_proc,omitempty"`
 	PssLoaded  []int64 `json:"pss_loaded_per_server_proc,omitempty"`
@@ -73,6 +82,9 @@ func wsScaleMain(args []string) error {
 	rate := fs.Int("memprofilerate", 0, "the servers' runtime.MemProfileRate (1: every allocation, for -heap; it costs memory: not for the record)")
 	memLimit := fs.String("gomemlimit", "", "the servers' GOMEMLIMIT (e.g. 12MiB), a labelled configuration; default: none, as every library runs")
 	wait := fs.Duration("wait", 10*time.Minute, "wait at most this long for the machine to be quiet (under 30% busy) before starting")
+	srcs := fs.Bool("client-srcs", false, "ports layout: each client dials from its own 127.0.0.x (past ~500,000 connections from one address, the kernel's search for a free port makes each connect slow)")
+	dialWait := fs.Duration("dial-wait", 10*time.Minute, "wait at most this long for each client to report its connections made")
+	keepAlive := fs.Duration("keepalive", 0, "TCP keep-alive period at both ends (0: package net's 15 s; negative: off). Past ~500,000 connections on loopback, 15 s probes overflow the kernel's backlog of loopback packets (net.core.netdev_max_backlog) and it aborts connections whose probes it dropped")
 	fs.Parse(args)
 	if _, err := findWsServer(*lib); err != nil {
 		return err
@@ -87,8 +99,12 @@ func wsScaleMain(args []string) error {
 		return fmt.Errorf("-layout %q: ports or reuseport", *layout)
 	}
 	r := wsScaleRun{Time: time.Now().UTC().Format(time.RFC3339), Lib: *lib, Client: *client, Layout: *layout, Procs: *procs, Clients: *clients, Want: *conns, MemLimit: *memLimit}
+	r.Srcs = *srcs
+	if *keepAlive != 0 {
+		r.KeepAlive = keepAlive.String()
+	}
 	r.Busy = wsWaitQuiet(0.3, *wait)
-	err := wsScaleRunOnce(&r, wsScaleOpts{*serverCPU, *clientCPU, *dialers, *hold, *echo, *conc, *payload, *heapDir, *rate})
+	err := wsScaleRunOnce(&r, wsScaleOpts{*serverCPU, *clientCPU, *dialers, *hold, *dialWait, *echo, *conc, *payload, *heapDir, *rate, *keepAlive, *srcs})
 	if err != nil {
 		r.Err = err.Error()
 	}
@@ -114,10 +130,12 @@ func wsScaleMain(args []string) error {
 type wsScaleOpts struct {
 	serverCPU, clientCPU string
 	dialers              int
-	hold, echo           time.Duration
+	hold, dialWait, echo time.Duration
 	conc, payload        int
 	heapDir              string // "": no heap profile
 	rate                 int    // the servers' MemProfileRate; 0: the default
+	keepAlive            time.Duration
+	srcs                 bool // each client from its own source address
 }
 
 func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
@@ -139,7 +157,7 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 	var servers []*wsChild
 	var urls []string
 	for i := range r.Procs {
-		args := append([]string{"ws-server", "-lib", r.Lib, "-addr", addr}, extra...)
+		args := append([]string{"ws-server", "-lib", r.Lib, "-addr", addr, "-keepalive", o.keepAlive.String()}, extra...)
 		if o.rate > 0 {
 			args = append(args, "-memprofilerate", strconv.Itoa(o.rate))
 		}
@@ -187,8 +205,8 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 			n++
 		}
 		args := []string{"ws-load", "-client", r.Client, "-url", strings.Join(urls, ","), "-n", strconv.Itoa(n),
-			"-dialers", strconv.Itoa(dialers), "-c", strconv.Itoa(max(1, conc/r.Clients)), "-d", echo.String(), "-payload", strconv.Itoa(payload)}
-		if r.Layout == "reuseport" {
+			"-dialers", strconv.Itoa(dialers), "-c", strconv.Itoa(max(1, conc/r.Clients)), "-d", echo.String(), "-payload", strconv.Itoa(payload), "-keepalive", o.keepAlive.String()}
+		if r.Layout == "reuseport" || o.srcs {
 			args = append(args, "-src", fmt.Sprintf("127.0.0.%d", 10+i))
 		}
 		cl, err := startWsChild(fmt.Sprintf("client %d", i), clientCPU, args...)
@@ -202,7 +220,7 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 	for _, cl := range clients {
 		cpids = append(cpids, cl.pid())
 		var rep wsLoadReport
-		if err := cl.report(10*time.Minute, &rep); err != nil {
+		if err := cl.report(o.dialWait, &rep); err != nil {
 			return err
 		}
 		r.Conns += rep.Conns
@@ -225,6 +243,10 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 	for _, s := range servers {
 		fds, _ := procfs.FDs(s.pid())
 		r.PerProc = append(r.PerProc, len(fds)-fd0[s.pid()])
+		r.Held += r.PerProc[len(r.PerProc)-1]
+	}
+	if r.Held < r.Conns*99/100 {
+		return fmt.Errorf("the servers hold %d connections of the %d the clients made: connections were lost before the memory was read", r.Held, r.Conns)
 	}
 	r.PerConn = float64(r.Loaded.Pss-r.Before.Pss) / float64(r.Conns)
 	r.Total = float64(r.Loaded.Pss) / float64(r.Conns)

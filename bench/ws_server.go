@@ -54,9 +54,11 @@ func findWsServer(name string) (wsServer, error) {
 }
 
 // wsListener returns a listen function, setting SO_REUSEPORT when
-// reuseport, so that several server processes can share one port.
-func wsListener(reuseport bool) wsListenFunc {
-	lc := net.ListenConfig{}
+// reuseport, so that several server processes can share one port, and
+// the accepted connections' TCP keep-alive period (0: package net's
+// 15 s; negative: off).
+func wsListener(reuseport bool, keepAlive time.Duration) wsListenFunc {
+	lc := net.ListenConfig{KeepAlive: keepAlive}
 	if reuseport {
 		lc.Control = func(_, _ string, c syscall.RawConn) error {
 			var serr error
@@ -85,6 +87,7 @@ func wsServerMain(args []string) error {
 	life := fs.Duration("life", 15*time.Minute, "exit after this long whatever happens")
 	prof := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	rate := fs.Int("memprofilerate", 0, "runtime.MemProfileRate (1: every allocation; 0: the runtime's default)")
+	keepAlive := fs.Duration("keepalive", 0, "TCP keep-alive period of accepted connections (0: package net's 15 s; negative: off)")
 	fs.Parse(args)
 	if *rate > 0 {
 		runtime.MemProfileRate = *rate
@@ -101,7 +104,7 @@ func wsServerMain(args []string) error {
 	if err := loopbackOnly(*addr); err != nil {
 		return err
 	}
-	listen := wsListener(*reuse)
+	listen := wsListener(*reuse, *keepAlive)
 	ln, err := listen("tcp", *addr)
 	if err != nil {
 		return err

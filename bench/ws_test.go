@@ -58,3 +58,33 @@ func TestWsBenchSmoke(t *testing.T) {
 		})
 	}
 }
+
+// TestWsScaleSmoke runs ws-scale briefly the way the million is run: each
+// client from its own source address, keep-alive off. The servers hold
+// every connection the clients made when their memory is read.
+func TestWsScaleSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 2 server and 2 client processes")
+	}
+	for _, client := range []string{"gale", "gorilla"} {
+		t.Run(client, func(t *testing.T) {
+			dir := t.TempDir()
+			err := wsScaleMain([]string{"-lib", "gale", "-client", client, "-layout", "ports", "-conns", "400", "-procs", "2", "-clients", "2",
+				"-client-srcs", "-keepalive", "-1s", "-hold", "100ms", "-wait", "0s", "-server-cpu", "", "-client-cpu", "", "-out", dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "ws-scale.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r wsScaleRun
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Err != "" || r.Conns != 400 || r.Held != 400 || !r.Srcs || r.KeepAlive != "-1s" || r.Loaded.Pss <= 0 {
+				t.Errorf("%s", wsScaleLine(r))
+			}
+		})
+	}
+}
