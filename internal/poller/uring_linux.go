@@ -82,6 +82,8 @@ type uringBackend struct {
 	// the buffer ring's size.
 	spareCap, spareMax int
 
+	trim bufTrim // giving the provided buffers' pages back once idle (uring_trim_linux.go)
+
 	zcMin             int // stream sends of at least this many bytes are zero-copy; 0 none
 	zcSends, zcCopied int // zero-copy sends made, and those the kernel copied after all
 }
@@ -271,6 +273,9 @@ func (b *uringBackend) Wait(timeout time.Duration, fn func(*Completion)) error {
 		timeout = 0 // completions to deliver, or a backlog the kernel refused: no blocking
 	}
 	b.flushBufs()
+	if timeout != 0 {
+		timeout = b.idleTrim(timeout)
+	}
 	if err := b.r.Wait(timeout); err != nil {
 		b.fail(err)
 		return err

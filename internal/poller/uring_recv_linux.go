@@ -308,6 +308,7 @@ func (b *uringBackend) bufData(c uring.CQE) []byte {
 // consumption, CQEFBufMore).
 func (b *uringBackend) consumed(c uring.CQE) {
 	id := c.BufID()
+	b.trim.touches++
 	if b.br.Inc() && c.Flags&uring.CQEFBufMore != 0 {
 		b.bufOff[id] += int(c.Res)
 		return

@@ -1,6 +1,7 @@
 package uring
 
 import (
+	"os"
 	"sync/atomic"
 	"unsafe"
 
@@ -100,6 +101,31 @@ func (b *BufRing) Add(id uint16) {
 func (b *BufRing) Publish() {
 	word := (*uint32)(unsafe.Pointer(&b.ring[12]))
 	atomic.StoreUint32(word, uint32(b.entries[0].bid)|uint32(b.tail)<<16)
+}
+
+// Trim gives the buffers' pages back to the system (MADV_DONTNEED): they
+// read as zeros and are allocated afresh when the kernel next fills them,
+// so an idle ring costs no memory. Their contents are lost: the caller
+// must hold no unread byte of them, and the kernel must write none while
+// Trim runs, which the ring's issuer knows between its own calls when
+// Ring.Settled reports true.
+func (b *BufRing) Trim() error {
+	return os.NewSyscallError("madvise", unix.Madvise(b.bufs, unix.MADV_DONTNEED))
+}
+
+// Resident returns how many of the buffers' pages are in memory
+// (mincore(2)), or -1 if the kernel does not say.
+func (b *BufRing) Resident() int {
+	vec := make([]byte, (len(b.bufs)+os.Getpagesize()-1)/os.Getpagesize())
+	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b.bufs[0])), uintptr(len(b.bufs)), uintptr(unsafe.Pointer(&vec[0])))
+	if errno != 0 {
+		return -1
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
 }
 
 // Close unregisters the ring and unmaps it. No receive may be in flight.

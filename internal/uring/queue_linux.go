@@ -87,6 +87,17 @@ func (r *Ring) needsEnter() bool {
 	return atomic.LoadUint32(r.sqFlags)&(sqTaskrun|sqCQOverflow) != 0
 }
 
+// Settled reports whether the kernel writes no memory of the ring's
+// (provided buffers, receive buffers) until its issuer next calls
+// io_uring_enter(2): the ring defers completion work to that call
+// (SINGLE_ISSUER with DEFER_TASKRUN), no completion waits in the queue,
+// and none is held back (deferred work, overflow). So every byte the
+// kernel wrote is named by a completion already reaped. Only the issuer
+// may rely on it, between its own calls.
+func (r *Ring) Settled() bool {
+	return r.flags&SetupDeferTaskrun != 0 && r.Ready() == 0 && !r.needsEnter()
+}
+
 // Wait submits as Submit does and waits until at least one completion is
 // ready or timeout passes (negative: no limit). A zero timeout only
 // submits and collects what is ready. A wait that was interrupted, timed
