@@ -22,7 +22,8 @@
 // An SQE's user_data is an opaque 64-bit value chosen by the caller;
 // internal/poller stores a slot index and a generation there, never a Go
 // pointer. Buffers whose addresses an SQE carries must stay referenced by
-// the caller until the operation's last completion.
+// the caller until the operation's last completion. BufRing.Trim gives a
+// provided-buffer ring's pages back while its ring is Settled.
 //
 // # Errors
 //
