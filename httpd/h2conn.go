@@ -56,6 +56,7 @@ type h2conn struct {
 	handlers   int                  // handlers running, reset streams' included
 	sendWin    int64                // the client's window for the connection
 	peerWindow int32                // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	winRaise   int64                // what the SETTINGS being read adds to every stream's window, after its ACK
 	peerFrame  uint32               // the client's SETTINGS_MAX_FRAME_SIZE
 	recvWin    int64                // what the client may still send, all streams
 	unacked    int64                // bytes read by handlers, not yet given back

@@ -127,13 +127,20 @@ func (h *h2conn) settings(f h2frame.Frame) error {
 	}
 	err := f.Settings(h.setting)
 	if err != nil {
+		h.mu.Lock()
+		h.winRaise = 0
+		h.mu.Unlock()
 		return err
 	}
 	err = h.answer(h2frame.AppendSettings(nil, true))
-	// Writers wake after the ACK is out: a DATA frame a larger window
-	// lets go follows it, as clients that wait for the ACK expect.
+	// A larger window opens once the ACK is out, and its writers wake:
+	// a DATA frame it lets go follows the ACK, as clients that wait for
+	// the ACK expect (h2spec 6.9.2/1 drops the frames before it).
 	h.mu.Lock()
+	raise := h.winRaise
+	h.winRaise = 0
 	for _, st := range h.streams {
+		st.sendWin += raise
 		if st.sendWin > 0 {
 			st.signalWin()
 		}
@@ -163,17 +170,25 @@ func (h *h2conn) setting(st h2frame.Setting) error {
 }
 
 // setInitialWindow moves every stream's send window by the change of
-// the client's initial window (§6.9.2).
+// the client's initial window (§6.9.2). A decrease applies at once; an
+// increase waits for the SETTINGS frame's ACK (settings), so that no
+// handler's write can use it before the ACK is out. The loop.
 func (h *h2conn) setInitialWindow(v int32) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	d := int64(v) - int64(h.peerWindow)
 	h.peerWindow = v
 	for _, st := range h.streams {
-		if st.sendWin+d > h2MaxWindow {
+		if st.sendWin+h.winRaise+d > h2MaxWindow {
 			return h2Error(0, h2frame.ErrCodeFlowControl, "SETTINGS_INITIAL_WINDOW_SIZE overflows stream %d's window", st.id)
 		}
-		st.sendWin += d // writers wake after the ACK (settings)
+	}
+	if d > 0 {
+		h.winRaise += d
+		return nil
+	}
+	for _, st := range h.streams {
+		st.sendWin += d
 	}
 	return nil
 }
