@@ -36,13 +36,7 @@ func dialH2(t testing.TB, addr string, settings ...http2.Setting) *h2raw {
 	}
 	t.Cleanup(func() { c.Close() })
 	c.SetDeadline(time.Now().Add(20 * time.Second))
-	r := &h2raw{t: t, c: c, fr: http2.NewFramer(c, c)}
-	r.fr.ReadMetaHeaders = nil
-	r.fr.SetMaxReadFrameSize(1 << 20)
-	r.enc, r.dec = newHPACK(&r.buf)
-	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
-		t.Fatal(err)
-	}
+	r := startH2(t, c)
 	if err := r.fr.WriteSettings(settings...); err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +52,19 @@ func dialH2(t testing.TB, addr string, settings ...http2.Setting) *h2raw {
 			return r
 		}
 	}
+}
+
+// startH2 drives c as a client that sent the preface, nothing else.
+func startH2(t testing.TB, c net.Conn) *h2raw {
+	t.Helper()
+	r := &h2raw{t: t, c: c, fr: http2.NewFramer(c, c)}
+	r.fr.ReadMetaHeaders = nil
+	r.fr.SetMaxReadFrameSize(1 << 20)
+	r.enc, r.dec = newHPACK(&r.buf)
+	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // data reads frames until DATA on stream id, and returns its payload.

@@ -2,7 +2,6 @@ package httpd_test
 
 import (
 	"crypto/tls"
-	"io"
 	"testing"
 	"time"
 
@@ -42,11 +41,7 @@ func windowRaised(t *testing.T, addr string, i int) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
-	r := &h2raw{t: t, c: c, fr: http2.NewFramer(c, c)}
-	r.enc, r.dec = newHPACK(&r.buf)
-	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
-		t.Fatal(err)
-	}
+	r := startH2(t, c)
 	r.fr.WriteSettings()
 	r.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
 	for acks := 0; acks < 2; { // the server's SETTINGS, and its ACKs of our two
