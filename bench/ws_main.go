@@ -10,7 +10,12 @@ package main
 //	go run . ws-load -url ws://127.0.0.1:9001/ws -n 10000 ...   (a client process)
 //	go run . ws-bench -mode idle|echo [-libs ...] [-reps 3] -out ../docs/bench/ws
 //	go run . ws-scale -lib gale -conns 100000 -procs 6 -out ../docs/bench/ws
-//	go run . ws-scale -lib gale -conns 1000000 -procs 60 -clients 60 -client-srcs -keepalive -1s
+//	go run . ws-scale -lib gale -conns 1000000 -procs 60 -clients 60 -client-srcs -keepalive -1s [-lean] [-idle 5m]
+//
+// ws-server is also a binary of its own per library, cmd/ws-server-gale and
+// cmd/ws-server-nbio (internal/wsserve is the protocol both sides share):
+// ws-scale -lean runs those, so that a server process's own memory is the
+// library's rather than this binary's, which links every peer.
 
 import (
 	"fmt"

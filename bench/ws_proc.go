@@ -61,6 +61,12 @@ func startWsChildEnv(name, cpus string, env []string, args ...string) (*wsChild,
 	if err != nil {
 		return nil, err
 	}
+	return startWsChildExe(name, exe, cpus, env, args...)
+}
+
+// startWsChildExe is startWsChildEnv running exe instead of this binary.
+func startWsChildExe(name, exe, cpus string, env []string, args ...string) (*wsChild, error) {
+	var err error
 	var cmd *exec.Cmd
 	if cpus != "" {
 		cmd = exec.Command("taskset", append([]string{"-c", cpus, exe}, args...)...)

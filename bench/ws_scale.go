@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,6 +33,13 @@ type wsScaleRun struct {
 	Want      int    `json:"want_conns"`
 	Conns     int    `json:"conns"`
 	PerProc   []int  `json:"conns_per_server_proc"`
+	// Lean: the servers ran cmd/ws-server-LIB, a binary linking that
+	// library alone (-lean), not the bench binary.
+	Lean bool `json:"server_binary_lean,omitempty"`
+	// IdleDeadline is the servers' -idle-deadline (see wsserve), set with
+	// -idle so that a library whose default read deadline would close
+	// idle connections (nbio's 120 s) holds them through the reading.
+	IdleDeadline string `json:"server_idle_deadline,omitempty"`
 	// Srcs: each client dialed from its own 127.0.0.x (-client-srcs).
 	Srcs bool `json:"client_srcs,omitempty"`
 	// Held is what the servers held when their memory was read (the sum
@@ -57,9 +65,14 @@ type wsScaleRun struct {
 	Base1     float64 `json:"one_process_base_bytes"`
 	Proj1MLin float64 `json:"projected_1m_total_bytes"`  // Total × 10^6
 	Proj1MOne float64 `json:"projected_1m_growth_bytes"` // Base1 + PerConn × 10^6
-	Echo      *wsRun  `json:"echo,omitempty"`
-	Busy      float64 `json:"machine_busy_before"`
-	Err       string  `json:"err,omitempty"`
+	// Idle is the second reading, -idle after the first: the servers'
+	// memory once the runtime's periodic collections (one every two
+	// minutes without other cause) and its scavenger have given back
+	// the headroom the connections' arrival grew. Nil without -idle.
+	Idle *wsScaleIdle `json:"idle,omitempty"`
+	Echo *wsRun       `json:"echo,omitempty"`
+	Busy float64      `json:"machine_busy_before"`
+	Err  string       `json:"err,omitempty"`
 }
 
 func wsScaleMain(args []string) error {
@@ -84,6 +97,8 @@ func wsScaleMain(args []string) error {
 	wait := fs.Duration("wait", 10*time.Minute, "wait at most this long for the machine to be quiet (under 30% busy) before starting")
 	srcs := fs.Bool("client-srcs", false, "ports layout: each client dials from its own 127.0.0.x (past ~500,000 connections from one address, the kernel's search for a free port makes each connect slow)")
 	dialWait := fs.Duration("dial-wait", 10*time.Minute, "wait at most this long for each client to report its connections made")
+	lean := fs.Bool("lean", false, "run the servers from cmd/ws-server-LIB (gale, nbio), built here with the go command: a binary that links that library alone, as a deployment's would, instead of the bench binary, which links every peer library (about 1.2 MB more of each idle process's memory). Run from the bench directory")
+	idle := fs.Duration("idle", 0, "after the first reading, hold the idle connections this long more and read the memory again (0: no second reading). The runtime collects every two minutes when nothing else starts a cycle, and its scavenger then returns what the arrival's garbage grew: 5m sees two such cycles")
 	keepAlive := fs.Duration("keepalive", 0, "TCP keep-alive period at both ends (0: package net's 15 s; negative: off). Past ~500,000 connections on loopback, 15 s probes overflow the kernel's backlog of loopback packets (net.core.netdev_max_backlog) and it aborts connections whose probes it dropped")
 	fs.Parse(args)
 	if _, err := findWsServer(*lib); err != nil {
@@ -100,11 +115,15 @@ func wsScaleMain(args []string) error {
 	}
 	r := wsScaleRun{Time: time.Now().UTC().Format(time.RFC3339), Lib: *lib, Client: *client, Layout: *layout, Procs: *procs, Clients: *clients, Want: *conns, MemLimit: *memLimit}
 	r.Srcs = *srcs
+	r.Lean = *lean
+	if *idle > 0 {
+		r.IdleDeadline = time.Hour.String()
+	}
 	if *keepAlive != 0 {
 		r.KeepAlive = keepAlive.String()
 	}
 	r.Busy = wsWaitQuiet(0.3, *wait)
-	err := wsScaleRunOnce(&r, wsScaleOpts{*serverCPU, *clientCPU, *dialers, *hold, *dialWait, *echo, *conc, *payload, *heapDir, *rate, *keepAlive, *srcs})
+	err := wsScaleRunOnce(&r, wsScaleOpts{*serverCPU, *clientCPU, *dialers, *hold, *dialWait, *echo, *conc, *payload, *heapDir, *rate, *keepAlive, *srcs, *idle})
 	if err != nil {
 		r.Err = err.Error()
 	}
@@ -126,6 +145,17 @@ func wsScaleMain(args []string) error {
 	return err
 }
 
+// wsScaleIdle is a scale run's reading after an idle wait.
+type wsScaleIdle struct {
+	After    string             `json:"after"` // the wait since the first reading
+	Held     int                `json:"conns_held"`
+	Mem      wsMem              `json:"mem"`
+	Pss      []int64            `json:"pss_per_server_proc"`
+	MemStats map[string]float64 `json:"server_memstats,omitempty"`
+	PerConn  float64            `json:"bytes_per_conn_growth"` // (Pss − Pss before) / conns
+	Proj1M   float64            `json:"projected_1m_growth_bytes"`
+}
+
 // wsScaleOpts are ws-scale's flags that the record does not keep.
 type wsScaleOpts struct {
 	serverCPU, clientCPU string
@@ -135,7 +165,8 @@ type wsScaleOpts struct {
 	heapDir              string // "": no heap profile
 	rate                 int    // the servers' MemProfileRate; 0: the default
 	keepAlive            time.Duration
-	srcs                 bool // each client from its own source address
+	srcs                 bool          // each client from its own source address
+	idle                 time.Duration // second reading after this (0: none)
 }
 
 func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
@@ -156,8 +187,28 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 	}
 	var servers []*wsChild
 	var urls []string
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if r.Lean {
+		dir, err := os.MkdirTemp("", "ws-scale-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if exe, err = buildLeanServer(r.Lib, dir); err != nil {
+			return err
+		}
+	}
+	// Every child outlives the run (the children's own -life is their
+	// guard against a parent that died).
+	life := (o.dialWait + hold + o.idle + echo + 5*time.Minute).String()
 	for i := range r.Procs {
-		args := append([]string{"ws-server", "-lib", r.Lib, "-addr", addr, "-keepalive", o.keepAlive.String()}, extra...)
+		args := append([]string{"ws-server", "-lib", r.Lib, "-addr", addr, "-keepalive", o.keepAlive.String(), "-life", life}, extra...)
+		if r.IdleDeadline != "" {
+			args = append(args, "-idle-deadline", r.IdleDeadline)
+		}
 		if o.rate > 0 {
 			args = append(args, "-memprofilerate", strconv.Itoa(o.rate))
 		}
@@ -165,7 +216,7 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 		if r.MemLimit != "" {
 			env = append(env, "GOMEMLIMIT="+r.MemLimit)
 		}
-		srv, err := startWsChildEnv(fmt.Sprintf("server %d", i), serverCPU, env, args...)
+		srv, err := startWsChildExe(fmt.Sprintf("server %d", i), exe, serverCPU, env, args...)
 		if err != nil {
 			return err
 		}
@@ -191,7 +242,6 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 		fd0[s.pid()] = len(fds)
 	}
 	time.Sleep(2 * time.Second)
-	var err error
 	if r.Before, err = wsMemOf(spids...); err != nil {
 		return err
 	}
@@ -205,7 +255,7 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 			n++
 		}
 		args := []string{"ws-load", "-client", r.Client, "-url", strings.Join(urls, ","), "-n", strconv.Itoa(n),
-			"-dialers", strconv.Itoa(dialers), "-c", strconv.Itoa(max(1, conc/r.Clients)), "-d", echo.String(), "-payload", strconv.Itoa(payload), "-keepalive", o.keepAlive.String()}
+			"-dialers", strconv.Itoa(dialers), "-c", strconv.Itoa(max(1, conc/r.Clients)), "-d", echo.String(), "-payload", strconv.Itoa(payload), "-keepalive", o.keepAlive.String(), "-life", life}
 		if r.Layout == "reuseport" || o.srcs {
 			args = append(args, "-src", fmt.Sprintf("127.0.0.%d", 10+i))
 		}
@@ -255,6 +305,11 @@ func wsScaleRunOnce(r *wsScaleRun, o wsScaleOpts) error {
 	r.Proj1MOne = r.Base1 + r.PerConn*1e6
 	if o.heapDir != "" {
 		if err := wsHeapProfiles(servers, o.heapDir); err != nil {
+			return err
+		}
+	}
+	if o.idle > 0 {
+		if r.Idle, err = wsScaleIdleRead(r, servers, fd0, o.idle); err != nil {
 			return err
 		}
 	}
@@ -323,6 +378,10 @@ func wsScaleLine(r wsScaleRun) string {
 	if r.FirstError != "" {
 		s += fmt.Sprintf("; %d dial errors, first: %s", r.DialErrors, r.FirstError)
 	}
+	if in := r.Idle; in != nil {
+		s += fmt.Sprintf("; after %s idle: %d held, server Pss %.1f MB, %.0f B/conn growth, 1M projected %.0f MB (one base + growth × 1M), Go heap in use %.1f MB, released %.1f MB",
+			in.After, in.Held, float64(in.Mem.Pss)/1e6, in.PerConn, in.Proj1M/1e6, in.MemStats["heap_inuse"]/1e6, in.MemStats["heap_released"]/1e6)
+	}
 	if e := r.Echo; e != nil {
 		s += fmt.Sprintf("; echo (%d loops): %.0f msg/s, %.2f µs server CPU/msg, servers CPU %.0f%%, clients CPU %.0f%%, p50 %.0f µs, p99 %.0f µs, %d bad, %d lost, servers Pss after %.1f MB; %s, foreign %.0f%%",
 			e.Conc, e.TPS, e.CPUPerMsgUs, e.CPUPct, e.ClientCPUPct, e.P50us, e.P99us, e.Bad, e.Lost, float64(e.After.Pss)/1e6, e.CPUs, e.Foreign)
@@ -334,6 +393,45 @@ func wsScaleLine(r wsScaleRun) string {
 		s += "; FAILED: " + r.Err
 	}
 	return s
+}
+
+// buildLeanServer builds cmd/ws-server-LIB into dir and returns its path.
+func buildLeanServer(lib, dir string) (string, error) {
+	pkg := "./cmd/ws-server-" + lib
+	if _, err := os.Stat(pkg); err != nil {
+		return "", fmt.Errorf("-lean: no %s here (gale and nbio have one; run from the bench directory): %v", pkg, err)
+	}
+	exe := filepath.Join(dir, "ws-server-"+lib)
+	out, err := exec.Command("go", "build", "-o", exe, pkg).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("-lean: go build %s: %v\n%s", pkg, err, out)
+	}
+	return exe, nil
+}
+
+// wsScaleIdleRead waits d with the connections idle and reads the servers'
+// memory again; it fails if they lost connections meanwhile.
+func wsScaleIdleRead(r *wsScaleRun, servers []*wsChild, fd0 map[int]int, d time.Duration) (*wsScaleIdle, error) {
+	time.Sleep(d)
+	in := &wsScaleIdle{After: d.String()}
+	var pids []int
+	for _, s := range servers {
+		pids = append(pids, s.pid())
+		fds, _ := procfs.FDs(s.pid())
+		in.Held += len(fds) - fd0[s.pid()]
+	}
+	if in.Held < r.Conns*99/100 {
+		return nil, fmt.Errorf("after %v idle the servers hold %d connections of %d", d, in.Held, r.Conns)
+	}
+	var err error
+	if in.Mem, err = wsMemOf(pids...); err != nil {
+		return nil, err
+	}
+	in.Pss = wsPssEach(pids)
+	in.MemStats = wsMemStatsOf(servers)
+	in.PerConn = float64(in.Mem.Pss-r.Before.Pss) / float64(r.Conns)
+	in.Proj1M = r.Base1 + in.PerConn*1e6
+	return in, nil
 }
 
 // wsHeapProfiles has each server write its heap profile, server-N.pprof

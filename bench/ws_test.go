@@ -88,3 +88,33 @@ func TestWsScaleSmoke(t *testing.T) {
 		})
 	}
 }
+
+// TestWsScaleLeanIdle runs ws-scale's servers from their one-library
+// binaries (-lean, built by the go command) and reads their memory a
+// second time after an idle wait (-idle).
+func TestWsScaleLeanIdle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries and starts 2 server and 2 client processes")
+	}
+	for _, lib := range []string{"gale", "nbio"} {
+		t.Run(lib, func(t *testing.T) {
+			dir := t.TempDir()
+			err := wsScaleMain([]string{"-lib", lib, "-lean", "-idle", "200ms", "-conns", "400", "-procs", "2", "-clients", "2",
+				"-client-srcs", "-keepalive", "-1s", "-hold", "100ms", "-wait", "0s", "-server-cpu", "", "-client-cpu", "", "-out", dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "ws-scale.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r wsScaleRun
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Err != "" || !r.Lean || r.Held != 400 || r.Idle == nil || r.Idle.Held != 400 || r.Idle.Mem.Pss <= 0 || r.Idle.MemStats["heap_inuse"] <= 0 {
+				t.Errorf("%s", wsScaleLine(r))
+			}
+		})
+	}
+}
