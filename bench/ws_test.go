@@ -74,14 +74,7 @@ func TestWsScaleSmoke(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(filepath.Join(dir, "ws-scale.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var r wsScaleRun
-			if err := json.Unmarshal(b, &r); err != nil {
-				t.Fatal(err)
-			}
+			r := readScaleRecord(t, dir)
 			if r.Err != "" || r.Conns != 400 || r.Held != 400 || !r.Srcs || r.KeepAlive != "-1s" || r.Loaded.Pss <= 0 {
 				t.Errorf("%s", wsScaleLine(r))
 			}
@@ -104,17 +97,24 @@ func TestWsScaleLeanIdle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(filepath.Join(dir, "ws-scale.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var r wsScaleRun
-			if err := json.Unmarshal(b, &r); err != nil {
-				t.Fatal(err)
-			}
+			r := readScaleRecord(t, dir)
 			if r.Err != "" || !r.Lean || r.Held != 400 || r.Idle == nil || r.Idle.Held != 400 || r.Idle.Mem.Pss <= 0 || r.Idle.MemStats["heap_inuse"] <= 0 {
 				t.Errorf("%s", wsScaleLine(r))
 			}
 		})
 	}
+}
+
+// readScaleRecord reads the one record a ws-scale run wrote to dir.
+func readScaleRecord(t *testing.T, dir string) wsScaleRun {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "ws-scale.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r wsScaleRun
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
