@@ -108,3 +108,38 @@ func TestSendConnBeforeTaken(t *testing.T) {
 		t.Errorf("the client read %v, want EOF: the connection closed", err)
 	}
 }
+
+// TestTakenBeforeReadyReturns: once a taker's Ready has returned, the old
+// process's Taken is closed and SendConn finds the taker. A new process
+// that reports itself serving as soon as Ready returns may be told at
+// once to drain the old one; before the fix, the old process said "ok"
+// before it recorded the taker, and a drain begun in that window failed
+// every hand-over with "no process took the listeners over"
+// (TestRestartUnderLoad, once in CI).
+func TestTakenBeforeReadyReturns(t *testing.T) {
+	for i := range 1000 {
+		path, old, h := offer(t)
+		tk := take(t, path)
+		if err := tk.ReadyWith(context.Background(), func(nc net.Conn, _ []byte) { nc.Close() }); err != nil {
+			t.Fatalf("ReadyWith = %v", err)
+		}
+		select {
+		case <-h.Taken():
+		default:
+			t.Fatalf("round %d: Ready returned before the old process's Taken was closed", i)
+		}
+		nc, err := net.Dial("tcp", old.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.SendConn(nc, nil); err != nil {
+			t.Fatalf("round %d: SendConn right after Ready = %v", i, err)
+		}
+		h.Close()
+		select {
+		case <-tk.ConnsDone():
+		case <-time.After(testTimeout):
+			t.Fatalf("round %d: ReadyWith's connections did not end after Close", i)
+		}
+	}
+}

@@ -119,15 +119,23 @@ func (h *Handover) claim(c *net.UnixConn) bool {
 // serveTaker sends c the listeners and waits for its "ready"; on
 // anything else, the offer stays open. A taker that is ready keeps c for
 // the connections handed over after (SendConn), until Close.
+//
+// The taker is recorded and Taken closed before it hears "ok": a new
+// process may report itself serving as soon as its Ready returns, and
+// whoever then drains this one must find Taken closed and SendConn's
+// peer set. sendMu, held until "ok" is written, keeps a SendConn from
+// writing a connection ahead of it.
 func (h *Handover) serveTaker(c *net.UnixConn) {
 	defer h.takers.Done()
 	if h.offerTo(c) && h.awaitReady(c) && h.finish() {
-		c.SetWriteDeadline(time.Now().Add(writeTimeout))
-		c.Write([]byte(okLine))
+		h.sendMu.Lock()
+		defer h.sendMu.Unlock()
 		h.mu.Lock()
 		h.peer = c
 		h.mu.Unlock()
 		close(h.taken)
+		c.SetWriteDeadline(time.Now().Add(writeTimeout))
+		c.Write([]byte(okLine))
 		return
 	}
 	c.Close()
