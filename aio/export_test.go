@@ -73,6 +73,13 @@ func SetAfterDup(f func()) (restore func()) {
 	return func() { afterDup.Store(nil) }
 }
 
+// SetAfterEnter makes every registration that entered its duplicate call
+// f before it closes the caller's conn, until restore is called.
+func SetAfterEnter(f func()) (restore func()) {
+	afterEnter.Store(&f)
+	return func() { afterEnter.Store(nil) }
+}
+
 // NewWatcherBackend returns a watcher whose loops' backends are wrapped by
 // wrap, for fault injection.
 func NewWatcherBackend(cfg Config, wrap func(poller.Backend) poller.Backend) (*Watcher, error) {

@@ -56,6 +56,10 @@ func (g *registry) shard(key uintptr) *regShard {
 // see what they block.
 var afterDup atomic.Pointer[func()]
 
+// afterEnter, when set (tests only), runs in every registration that
+// entered its duplicate, before it closes the caller's conn.
+var afterEnter atomic.Pointer[func()]
+
 // connPtr returns the data word of conn's interface: for pointer types, the
 // object's address.
 func connPtr(conn net.Conn) unsafe.Pointer {
@@ -94,8 +98,8 @@ func (s *regShard) get(p unsafe.Pointer) *conn {
 // conn) run outside the shard's lock, so that a burst of registrations
 // does not hold up submissions on conns already delegated. What the lock
 // still decides, against Free and Close:
-//   - Free of a conn never delegated closes it under the lock
-//     (takeOrClose). Under the lock, register checks that the caller's
+//   - Free closes the caller's conn under the lock, delegated or not
+//     (takeOrClose), and so does Detach of a delegated conn. Under the lock, register checks that the caller's
 //     conn is still open before it enters the duplicate; if Free (or the
 //     caller) closed it, the duplicate is closed and the request fails
 //     with an error matching net.ErrClosed. So a registration either
@@ -106,9 +110,11 @@ func (s *regShard) get(p unsafe.Pointer) *conn {
 //     swept or never made.
 //   - Two registrations of one conn each make a duplicate; the first to
 //     take the lock enters its own, the other closes its duplicate and
-//     uses the winner's. A registration whose dup failed because the
-//     winner had already closed the caller's conn finds the winner's
-//     entry, which was made before that close.
+//     uses the winner's; if a Free or Detach took the winner's entry
+//     first, the other finds the caller's conn closed and fails. A
+//     registration whose dup failed because the winner had already closed
+//     the caller's conn finds the winner's entry, which was made before
+//     that close (or fails, if it was taken since).
 func (w *watcher) register(nc net.Conn) (*conn, error) {
 	if reflect.TypeOf(nc).Kind() != reflect.Pointer {
 		return nil, ErrUnsupported
@@ -140,6 +146,9 @@ func (w *watcher) register(nc net.Conn) (*conn, error) {
 	if winner, err := s.enter(w, nc, sc, p, c); winner != c {
 		sock.Close(fd)
 		return winner, err
+	}
+	if h := afterEnter.Load(); h != nil {
+		(*h)()
 	}
 	sock.Release(nc)
 	return c, nil
@@ -213,29 +222,40 @@ func (w *watcher) unregister(c *conn) {
 	s.mu.Unlock()
 }
 
-// take removes and returns the live delegated conn for conn, or nil.
+// take removes and returns the live delegated conn for conn, or nil; for
+// Detach. If it finds one, it closes the caller's conn under the lock (see
+// takeOrClose).
 func (w *watcher) take(nc net.Conn) *conn {
 	p := connPtr(nc)
 	s := w.reg.shard(uintptr(p))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.take(p)
+	c := s.take(p)
+	if c != nil {
+		nc.Close()
+	}
+	return c
 }
 
-// takeOrClose is take for Free: a conn never delegated is closed, under
-// its shard's lock, so that a submission delegating it at the same time
-// either comes first (and take finds it) or finds it closed (and its
-// request fails), never delegates a conn that Free has let go (see
-// register).
+// takeOrClose is take for Free. It closes the caller's conn under its
+// shard's lock in every case, so that no registration enters a duplicate
+// of it afterwards (register checks it is open under the lock):
+//   - a conn never delegated: a submission delegating it at the same time
+//     either comes first (and take finds it) or finds it closed (and its
+//     request fails);
+//   - a conn delegated by a registration that has not yet closed the
+//     caller's conn itself: a second registration, whose dup came before
+//     the first one's entry, would otherwise find no entry and the conn
+//     still open, and delegate it again after the Free.
+//
+// Closing a conn already closed is harmless.
 func (w *watcher) takeOrClose(nc net.Conn) *conn {
 	p := connPtr(nc)
 	s := w.reg.shard(uintptr(p))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.take(p)
-	if c == nil {
-		nc.Close()
-	}
+	nc.Close()
 	return c
 }
 
