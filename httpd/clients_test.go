@@ -101,6 +101,7 @@ func testNetHTTPKeepAlive(t *testing.T) {
 	conns := countConns(srv)
 	addr := start(t, srv, clientsHandler())
 	cl := client(t)
+	watch := watchConns(cl.Transport.(*http.Transport))
 	var first string
 	for i := range 200 {
 		method, target, body := "GET", "/hello", ""
@@ -139,20 +140,30 @@ func testNetHTTPKeepAlive(t *testing.T) {
 			first = local
 			continue
 		}
-		if !info.Reused || local != first {
+		if info.Reused && local == first {
+			continue
+		}
+		if !watch.closedByClient(first) {
 			t.Fatalf("request %d, %s %s: connection from %s, reused %v; want the first one (from %s) reused",
 				i, method, target, local, info.Reused, first)
 		}
+		t.Logf("request %d: the client dropped its connection from %s (see connWatch) and dialed another", i, first)
+		first = local
 	}
-	if n := conns.Load(); n != 1 {
-		t.Errorf("the server saw %d connections, want 1", n)
+	dialed, ended := watch.counts()
+	if len(ended) > 0 {
+		t.Errorf("the server ended connections from %v, want none ended", ended)
+	}
+	if n := conns.Load(); n != int64(dialed) {
+		t.Errorf("the server saw %d connections, the client dialed %d; want the same", n, dialed)
 	}
 }
 
 // TestNetHTTPConcurrent: 16 goroutines share one net/http client, each
 // sending 50 requests (GETs, POSTs, chunked POSTs) as fast as it can;
-// every response is right, and the client's at most 16 connections are
-// all the server saw.
+// every response is right, the server ends none of the client's
+// connections, and the connections the client dialed (at most 16, and
+// one more for each the client dropped itself) are all the server saw.
 func TestNetHTTPConcurrent(t *testing.T) { backendtest.Run(t, testNetHTTPConcurrent) }
 
 func testNetHTTPConcurrent(t *testing.T) {
@@ -161,6 +172,7 @@ func testNetHTTPConcurrent(t *testing.T) {
 	conns := countConns(srv)
 	addr := start(t, srv, clientsHandler())
 	tr := &http.Transport{MaxConnsPerHost: clients, MaxIdleConnsPerHost: clients}
+	watch := watchConns(tr)
 	t.Cleanup(tr.CloseIdleConnections)
 	cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	var wg sync.WaitGroup
@@ -175,8 +187,12 @@ func testNetHTTPConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := conns.Load(); n < 1 || n > clients {
-		t.Errorf("the server saw %d connections, want 1 to %d", n, clients)
+	dialed, ended := watch.counts()
+	if len(ended) > 0 {
+		t.Errorf("the server ended connections from %v, want none ended", ended)
+	}
+	if n := conns.Load(); n < 1 || n != int64(dialed) {
+		t.Errorf("the server saw %d connections, the client dialed %d; want the same, at least 1", n, dialed)
 	}
 }
 
