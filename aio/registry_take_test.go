@@ -57,13 +57,7 @@ func (g *regGates) goDo(f func()) { g.wg.Go(f) }
 // test after d.
 func (g *regGates) next(t testing.TB, at chan chan struct{}, d time.Duration, what string) chan struct{} {
 	t.Helper()
-	select {
-	case gate := <-at:
-		return gate
-	case <-time.After(d):
-		t.Fatalf("%s: no registration got there within %v", what, d)
-	}
-	panic("unreachable")
+	return recvWithin(t, at, d, what+": no registration got there")
 }
 
 // TestFreeBetweenRegistrations: two requests delegate one conn at once;

@@ -68,11 +68,17 @@ func (s *regStall) waitEntered(t testing.TB, d time.Duration, what string) {
 // recvErr returns what ch delivers, failing the test after d.
 func recvErr(t testing.TB, ch <-chan error, d time.Duration, what string) error {
 	t.Helper()
+	return recvWithin(t, ch, d, what+": did not return")
+}
+
+// recvWithin returns what ch delivers, failing the test with what after d.
+func recvWithin[T any](t testing.TB, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
 	select {
-	case err := <-ch:
-		return err
+	case v := <-ch:
+		return v
 	case <-time.After(d):
-		t.Fatalf("%s: did not return within %v", what, d)
+		t.Fatalf("%s within %v", what, d)
 	}
 	panic("unreachable")
 }
