@@ -26,6 +26,10 @@ type conn struct {
 	ref     weak.Pointer[byte] // the caller's conn object, without keeping it alive
 	cleanup runtime.Cleanup
 	stream  bool
+	// callerOpen: the caller's conn is still open. Set when the entry is
+	// made, cleared by whoever closes it, both under the shard's lock, so
+	// it is closed once (register, take, takeOrClose).
+	callerOpen bool
 	// ---
 	tag      loop.Tag
 	attached bool

@@ -94,12 +94,14 @@ func (s *regShard) get(p unsafe.Pointer) *conn {
 // closes the caller's conn so the duplicate is the only descriptor left,
 // and assigns the connection to a loop.
 //
-// The system calls (the dup, the socket type, the close of the caller's
-// conn) run outside the shard's lock, so that a burst of registrations
-// does not hold up submissions on conns already delegated. What the lock
-// still decides, against Free and Close:
+// The dup runs outside the shard's lock, so that a registration held in
+// it does not hold up submissions on conns already delegated; the close
+// of the caller's conn, which must not overlap a Free's take (see below),
+// runs under it. What the lock decides, against Free and Close:
 //   - Free closes the caller's conn under the lock, delegated or not
-//     (takeOrClose), and so does Detach of a delegated conn. Under the lock, register checks that the caller's
+//     (takeOrClose), and so does Detach of a delegated conn, unless the
+//     registration closed it already (also under the lock: the conn is
+//     closed once). Under the lock, register checks that the caller's
 //     conn is still open before it enters the duplicate; if Free (or the
 //     caller) closed it, the duplicate is closed and the request fails
 //     with an error matching net.ErrClosed. So a registration either
@@ -150,8 +152,26 @@ func (w *watcher) register(nc net.Conn) (*conn, error) {
 	if h := afterEnter.Load(); h != nil {
 		(*h)()
 	}
-	sock.Release(nc)
+	s.closeCaller(c, nc)
 	return c, nil
+}
+
+// closeCaller closes the caller's conn nc for its entry c, unless a Free or
+// Detach that took c closed it first.
+func (s *regShard) closeCaller(c *conn, nc net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.closeCallerLocked(nc)
+}
+
+// closeCallerLocked closes nc, the caller's conn of c, if it is still
+// open. The shard's lock is held: a registration checks under it that nc
+// is open before it enters a duplicate (see register).
+func (c *conn) closeCallerLocked(nc net.Conn) {
+	if c.callerOpen {
+		c.callerOpen = false
+		sock.Release(nc)
+	}
 }
 
 // enter puts c, just made for the caller's conn sc at p, in the shard,
@@ -172,6 +192,7 @@ func (s *regShard) enter(w *watcher, nc net.Conn, sc syscall.Conn, p unsafe.Poin
 	}
 	obj := (*byte)(p)
 	c.ref = weak.Make(obj)
+	c.callerOpen = true
 	c.cleanup = runtime.AddCleanup(obj, (*conn).collected, c)
 	if s.m == nil {
 		s.m = make(map[uintptr]*conn)
@@ -232,7 +253,7 @@ func (w *watcher) take(nc net.Conn) *conn {
 	defer s.mu.Unlock()
 	c := s.take(p)
 	if c != nil {
-		nc.Close()
+		c.closeCallerLocked(nc)
 	}
 	return c
 }
@@ -248,14 +269,19 @@ func (w *watcher) take(nc net.Conn) *conn {
 //     the first one's entry, would otherwise find no entry and the conn
 //     still open, and delegate it again after the Free.
 //
-// Closing a conn already closed is harmless.
+// The caller's conn is closed once: by the registration or by the take,
+// whichever comes first under the lock.
 func (w *watcher) takeOrClose(nc net.Conn) *conn {
 	p := connPtr(nc)
 	s := w.reg.shard(uintptr(p))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.take(p)
-	nc.Close()
+	if c == nil {
+		nc.Close()
+	} else {
+		c.closeCallerLocked(nc)
+	}
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,4 +141,48 @@ func testTakeBetweenRegistrations(t *testing.T, take func(*aio.Watcher, net.Conn
 			t.Errorf("fds %v still refer to the socket", n)
 		}
 	}
+}
+
+// closeCounter is a caller's conn that counts its Close calls.
+type closeCounter struct {
+	*net.TCPConn
+	closes atomic.Int32
+}
+
+func (c *closeCounter) Close() error {
+	c.closes.Add(1)
+	return c.TCPConn.Close()
+}
+
+// TestCallerConnClosedOnce: the caller's conn is closed once, by its
+// delegation, and neither Free nor Detach closes it again (io.Closer
+// leaves a second Close undefined).
+func TestCallerConnClosedOnce(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) {
+		for _, release := range []string{"Free", "Detach"} {
+			c, peer := tcpPair(t)
+			cc := &closeCounter{TCPConn: c.(*net.TCPConn)}
+			w := newWatcher(t, aio.Config{})
+			col := collect(t, w)
+			delegate(t, w, col, cc, peer)
+			if n := cc.closes.Load(); n != 1 {
+				t.Errorf("%s: after delegation the caller's conn was closed %d times, want 1", release, n)
+			}
+			if release == "Free" {
+				if err := w.Free(cc); err != nil {
+					t.Fatalf("Free = %v, want nil", err)
+				}
+			} else {
+				nc, err := w.Detach(cc)
+				if err != nil {
+					t.Fatalf("Detach = %v, want nil", err)
+				}
+				nc.Close()
+			}
+			expectEOF(t, peer)
+			if n := cc.closes.Load(); n != 1 {
+				t.Errorf("after %s the caller's conn was closed %d times, want 1", release, n)
+			}
+		}
+	})
 }
